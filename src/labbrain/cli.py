@@ -1,0 +1,358 @@
+"""The ``labbrain`` command: a thin adapter over :class:`labbrain.core.LabBrain`.
+
+Each command parses its options, calls one library method and prints the result. Errors from
+the library's error tree become a one-line message on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from labbrain.core import LabBrain
+from labbrain.errors import LabbrainError
+from labbrain.ingest import FORMATS, LoadReport
+from labbrain.export import EXPORT_FORMATS
+from labbrain.queries import python_value
+from labbrain.settings import Settings
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+class Context:
+    """Options shared by every command."""
+
+    def __init__(self, store: str | None) -> None:
+        self.overrides: dict[str, Any] = {"store": store} if store else {}
+
+    def settings(self, **extra: Any) -> Settings:
+        """Effective settings: defaults < environment < command-line flags."""
+        return Settings(**{**self.overrides, **{k: v for k, v in extra.items() if v is not None}})
+
+
+@contextmanager
+def opened(ctx: Context, *, read_only: bool, **extra: Any) -> Iterator[LabBrain]:
+    """Open the store for one command and map library errors to exit codes."""
+    try:
+        settings = ctx.settings(**extra)
+        brain = LabBrain(settings, read_only=read_only and not settings.in_memory)
+    except LabbrainError as error:
+        _fail(error)
+    try:
+        yield brain
+    except LabbrainError as error:
+        _fail(error)
+    finally:
+        brain.close()
+
+
+def _fail(error: LabbrainError) -> None:
+    err.print(f"[bold red]error:[/] {error}", markup=True)
+    sys.exit(error.exit_code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--store",
+    metavar="DIR",
+    help="Store directory, or :memory: (default: $LABBRAIN_STORE, else the user data dir).",
+)
+@click.version_option(package_name="labbrain")
+@click.pass_context
+def main(click_ctx: click.Context, store: str | None) -> None:
+    """labbrain: a knowledge server for research discourse graphs."""
+    click_ctx.obj = Context(store)
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+# ---------------------------------------------------------------------------- load
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--graph", help="Dataset slug to load into (default: from the export's @id).")
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), help="Input format (needed for -)."
+)
+@click.option("--strict", is_flag=True, default=None, help="Refuse exports with any warning.")
+@click.option(
+    "--engine", type=click.Choice(["native", "pyld"]), help="JSON-LD engine for exports."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the load reports as JSON.")
+@pass_ctx
+def load(
+    ctx: Context,
+    paths: tuple[str, ...],
+    graph: str | None,
+    fmt: str | None,
+    strict: bool | None,
+    engine: str | None,
+    as_json: bool,
+) -> None:
+    """Load discourse-graph exports (JSON-LD) or RDF files, one dataset graph per file.
+
+    Loading a file again replaces its graph atomically. "-" reads stdin (with --format).
+    """
+    if graph and len(paths) > 1:
+        _fail(LabbrainError("--graph names one dataset; load one file at a time with it"))
+    reports: list[LoadReport] = []
+    with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
+        for path in paths:
+            with _progress_bar(brain.settings.progress_min_nodes) as progress:
+                reports.append(brain.load(path, graph=graph, fmt=fmt, progress=progress))
+            if not as_json:
+                _print_report(reports[-1])
+    if as_json:
+        out.print_json(json.dumps([r.as_dict() for r in reports]))
+
+
+@contextmanager
+def _progress_bar(min_nodes: int) -> Iterator[Callable[[str, int, int | None], None]]:
+    """A progress callback that draws a bar on a terminal for loads of ``min_nodes``+ nodes."""
+    state: dict[str, Any] = {"bar": None, "task": None}
+
+    def update(stage: str, done: int, total: int | None) -> None:
+        if stage == "parse" and done >= min_nodes and err.is_terminal and state["bar"] is None:
+            bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed:,} / {task.total:,} quads"),
+                TimeElapsedColumn(),
+                console=err,
+            )
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task("writing", total=None)
+        bar = state["bar"]
+        if bar is None:
+            return
+        task: TaskID = state["task"]
+        if stage == "write":
+            bar.update(task, completed=done, total=max(total or 0, done))
+        elif stage == "index":
+            bar.update(task, description="indexing")
+
+    try:
+        yield update
+    finally:
+        if state["bar"] is not None:
+            state["bar"].stop()
+
+
+def _print_report(report: LoadReport) -> None:
+    verb = "replaced" if report.replaced else "loaded"
+    out.print(
+        f"[bold]{report.source}[/] -> {report.graph} ({report.kind}): {verb}, "
+        f"{report.quads:,} quads, {report.nodes:,} nodes, {report.indexed:,} indexed "
+        f"in {report.seconds:.2f}s"
+    )
+    if report.nodes_by_type:
+        out.print(_counter_table("Nodes by type", "type", report.nodes_by_type.most_common()))
+    if report.relations:
+        out.print(_counter_table("Relations by label", "label", report.relations.most_common()))
+    if report.creators:
+        top = report.creators.most_common(10)
+        title = "Creators" if len(report.creators) <= 10 else f"Creators (top 10 of {len(report.creators)})"
+        out.print(_counter_table(title, "creator", top))
+    for notice in report.notices:
+        out.print(f"note: {notice}")
+    for warning in report.warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+
+
+def _counter_table(title: str, label: str, rows: list[tuple[str, int]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(label)
+    table.add_column("count", justify="right")
+    for key, count in rows:
+        table.add_row(key, f"{count:,}")
+    return table
+
+
+# ---------------------------------------------------------------------------- query
+_RESULT_FORMATS = {
+    "json": QueryResultsFormat.JSON,
+    "csv": QueryResultsFormat.CSV,
+    "tsv": QueryResultsFormat.TSV,
+}
+
+
+@main.command()
+@click.argument("sparql", required=False)
+@click.option("-f", "--file", "file", type=click.Path(exists=True, dir_okay=False), help="Read the query from FILE.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table", show_default=True
+)
+@click.option("--update", is_flag=True, help="Run a SPARQL update (opens the store for writing).")
+@pass_ctx
+def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: bool) -> None:
+    """Run a SPARQL query (read-only unless --update). The lb:, dg:, dgb:, dct: ... prefixes are predeclared."""
+    if bool(sparql) == bool(file):
+        _fail(LabbrainError("give the query as an argument or with -f FILE (one of them)"))
+    text = sparql if sparql else Path(file or "").read_text(encoding="utf-8")
+    with opened(ctx, read_only=not update) as brain:
+        result = brain.query(text, update=update)
+        if result is None:
+            out.print("update done")
+        elif isinstance(result, QueryBoolean):
+            out.print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
+        elif isinstance(result, QueryTriples):
+            sys.stdout.buffer.write(result.serialize(format=RdfFormat.TURTLE) or b"")
+        elif fmt == "table":
+            _print_rows(result, brain.settings.max_rows)
+        else:
+            sys.stdout.buffer.write(result.serialize(format=_RESULT_FORMATS[fmt]) or b"")
+
+
+def _print_rows(result: QuerySolutions, cap: int) -> None:
+    variables = [v.value for v in result.variables]
+    table = Table(*variables)
+    shown = 0
+    truncated = False
+    for solution in result:
+        if shown >= cap:
+            truncated = True
+            break
+        table.add_row(*(_cell(python_value(solution[v])) for v in variables))
+        shown += 1
+    out.print(table)
+    note = f"{shown} row(s)"
+    if truncated:
+        note += f" (truncated at LABBRAIN_MAX_ROWS={cap}; use --format csv for everything)"
+    out.print(note)
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+# ---------------------------------------------------------------------------- export
+@main.command("export")
+@click.option("--graph", "graphs", multiple=True, help="Graph to export (slug or IRI); repeatable. Default: all.")
+@click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="trig", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
+@pass_ctx
+def export_cmd(ctx: Context, graphs: tuple[str, ...], fmt: str, output: str | None) -> None:
+    """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
+    with opened(ctx, read_only=True) as brain:
+        if output:
+            tmp = Path(output + ".partial")
+            with tmp.open("wb") as handle:
+                brain.export(handle, fmt, list(graphs) or None)
+            tmp.replace(output)
+        else:
+            brain.export(sys.stdout.buffer, fmt, list(graphs) or None)
+            sys.stdout.buffer.flush()
+
+
+# ---------------------------------------------------------------------------- inspect
+@main.command()
+@click.option("--graph", help="Only this dataset (slug or IRI).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def stats(ctx: Context, graph: str | None, as_json: bool) -> None:
+    """Graphs, triples, nodes by type, relations by label, creators."""
+    with opened(ctx, read_only=True) as brain:
+        result = brain.stats(graph)
+        if as_json:
+            out.print_json(json.dumps(result.__dict__))
+            return
+        out.print(_rows_table("Graphs", result.graphs))
+        out.print(_rows_table("Nodes by type", result.nodes_by_type))
+        out.print(_rows_table("Relations by label", result.relations))
+        out.print(_rows_table("Creators", result.creators))
+
+
+def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    columns = list(rows[0]) if rows else ["(none)"]
+    table = Table(*columns, title=title, title_justify="left")
+    for row in rows:
+        table.add_row(*(f"{v:,}" if isinstance(v, int) else _cell(v) for v in row.values()))
+    return table
+
+
+@main.command()
+@pass_ctx
+def graphs(ctx: Context) -> None:
+    """List the named graphs with their triple counts."""
+    with opened(ctx, read_only=True) as brain:
+        out.print(_rows_table("Graphs", brain.graphs()))
+
+
+@main.command()
+@pass_ctx
+def info(ctx: Context) -> None:
+    """Effective settings, store location and versions."""
+    settings = ctx.settings()
+    out.print(f"store: {settings.store}")
+    table = Table("setting (env)", "value", "meaning", title="Effective settings", title_justify="left")
+    for name, value, doc in settings.describe():
+        table.add_row(name, _cell(value), doc)
+    out.print(table)
+    import pyld
+    import pyoxigraph
+
+    from labbrain import __version__
+
+    out.print(f"labbrain {__version__}, pyoxigraph {pyoxigraph.__version__}, pyld {getattr(pyld, '__version__', '?')}")
+    if settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir():
+        out.print("store not created yet: `labbrain load` creates it")
+        return
+    with opened(ctx, read_only=True) as brain:
+        out.print(_rows_table("Datasets", brain.datasets()))
+        out.print(f"text index: {brain.index.count():,} nodes")
+
+
+@main.command()
+@click.argument("graph")
+@pass_ctx
+def drop(ctx: Context, graph: str) -> None:
+    """Remove a dataset graph (slug or IRI), its load record and its index entries."""
+    with opened(ctx, read_only=False) as brain:
+        brain.drop(graph)
+        out.print(f"dropped {graph}")
+
+
+@main.command()
+@pass_ctx
+def reindex(ctx: Context) -> None:
+    """Rebuild the full-text index from the store."""
+    with opened(ctx, read_only=False) as brain:
+        report = brain.reindex()
+        for graph, count in report.reindexed.items():
+            out.print(f"{graph}: {count:,} nodes indexed")
+        if not report.reindexed:
+            out.print("no datasets to index")
+
+
+@main.command()
+@click.argument("text")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--type", "node_type", help="Only nodes of this type label (e.g. Claim).")
+@click.option("--creator", help="Only nodes by this creator.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_ctx
+def search(ctx: Context, text: str, limit: int, node_type: str | None, creator: str | None, as_json: bool) -> None:
+    """Full-text (BM25) search over node titles and content."""
+    with opened(ctx, read_only=True) as brain:
+        stale, gone = brain.index.stale_graphs(brain.store)
+        if stale or gone:
+            err.print("warning: the text index is out of date; run `labbrain reindex`")
+        hits = brain.search(text, limit=limit, node_type=node_type, creator=creator)
+        if as_json:
+            out.print_json(json.dumps([h.__dict__ for h in hits]))
+            return
+        table = Table("score", "type", "title", "creator", "created", "snippet")
+        for hit in hits:
+            table.add_row(f"{hit.score:.2f}", hit.node_type, hit.title, _cell(hit.creator), _cell(hit.created)[:10], hit.snippet)
+        out.print(table)

@@ -1,0 +1,180 @@
+"""The labbrain library facade: one object per opened store, used by every adapter.
+
+:class:`LabBrain` opens the store (creating it and loading the ontology when writable),
+keeps the text index in step with it, and offers the operations the CLI, MCP server and HTTP
+endpoint expose. Adapters parse their input, call one method here, and shape the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pyoxigraph import QueryBoolean, QuerySolutions
+
+from labbrain import __version__, queries
+from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed
+from labbrain.export import export as export_graphs
+from labbrain.ingest import LoadReport, Progress, load_source
+from labbrain.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
+from labbrain.ontology import ensure_ontology
+from labbrain.search import SearchHit, SyncReport, TextIndex
+from labbrain.settings import Settings
+from labbrain.sparql_policy import check_query, check_update
+from labbrain.store import OxigraphStore, QueryResult, open_store
+
+INDEX_FILE = "index.sqlite"
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What a store holds: graphs with sizes, nodes by type, relations by label, creators."""
+
+    graphs: list[dict[str, Any]]
+    nodes_by_type: list[dict[str, Any]]
+    relations: list[dict[str, Any]]
+    creators: list[dict[str, Any]]
+
+
+class LabBrain:
+    """An opened labbrain store with its text index.
+
+    Writable instances hold the store's single-writer lock until :meth:`close`. Read-only
+    instances never write the store; they use the text index as it is.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, read_only: bool = False) -> None:
+        self.settings = settings or Settings()
+        self.read_only = read_only
+        self.store: OxigraphStore = open_store(self.settings.store, read_only=read_only)
+        try:
+            self.index = TextIndex(self._index_path())
+            self.index_sync: SyncReport | None = None
+            if not read_only:
+                ensure_ontology(self.store)
+                self.index_sync = self.index.sync(self.store)
+        except BaseException:
+            self.store.close()
+            raise
+
+    def _index_path(self) -> Path | None:
+        if self.settings.in_memory:
+            return None
+        return Path(self.store.location) / INDEX_FILE
+
+    def close(self) -> None:
+        """Release the index and the store (and its writer lock)."""
+        self.index.close()
+        self.store.close()
+
+    def __enter__(self) -> LabBrain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+    def load(
+        self,
+        source: str,
+        *,
+        graph: str | None = None,
+        fmt: str | None = None,
+        progress: Progress | None = None,
+        data: bytes | None = None,
+    ) -> LoadReport:
+        """Load one file (or ``-`` stdin) into its dataset graph and index it; see ingest."""
+        report = load_source(
+            self.store, source, self.settings, graph=graph, fmt=fmt, progress=progress, data=data
+        )
+        if progress is not None:
+            progress("index", 0, None)
+        sync = self.index.sync(self.store)
+        report.indexed = sync.reindexed.get(report.graph, 0)
+        return report
+
+    def drop(self, graph: str) -> None:
+        """Remove a dataset (or any user) graph, its load record and its index rows."""
+        iri = graph_iri(graph)
+        if iri in (ONTOLOGY_GRAPH, SYSTEM_GRAPH):
+            raise InputError(f"{iri} is managed by labbrain and cannot be dropped")
+        if not self.store.has_graph(iri):
+            raise GraphNotFound(iri)
+        from pyoxigraph import NamedNode
+
+        self.store.drop_graph(iri)
+        self.store.remove_quads(list(self.store.quads(SYSTEM_GRAPH, NamedNode(iri))))
+        self.index.sync(self.store)
+
+    def reindex(self) -> SyncReport:
+        """Rebuild the text index of every dataset from the store."""
+        return self.index.sync(self.store, force=True)
+
+    # ------------------------------------------------------------------ reading
+    def query(self, sparql: str, *, update: bool = False) -> QueryResult | None:
+        """Run a user's SPARQL query (or update, when ``update`` and the store is writable).
+
+        SERVICE and LOAD are refused: they would make the store reach the network.
+        """
+        if update:
+            if self.read_only:
+                raise QueryNotAllowed("updates need a writable store (drop --read-only)")
+            check_update(sparql)
+            self.store.update(sparql)
+            self.index.sync(self.store)
+            return None
+        check_query(sparql)
+        return self.store.query(sparql)
+
+    def graphs(self) -> list[dict[str, Any]]:
+        """Every named graph with its triple count, sorted by IRI."""
+        return queries.run(self.store, "graph_sizes")
+
+    def stats(self, graph: str | None = None) -> Stats:
+        """Counts over the dataset graphs (or one of them)."""
+        params = {"graph": graph_iri(graph)} if graph else {}
+        return Stats(
+            graphs=self.graphs(),
+            nodes_by_type=queries.run(self.store, "nodes_by_type", **params),
+            relations=queries.run(self.store, "relations_by_label", **params),
+            creators=queries.run(self.store, "creators", **params),
+        )
+
+    def datasets(self) -> list[dict[str, Any]]:
+        """The load record of every dataset."""
+        return queries.run(self.store, "datasets")
+
+    def search(self, text: str, **filters: Any) -> list[SearchHit]:
+        """Full-text search over node titles and content (see TextIndex.search)."""
+        return self.index.search(text, **filters)
+
+    def export(self, output: IO[bytes], fmt: str, graphs: list[str] | None = None) -> None:
+        """Serialise graphs (default: every dataset and agent graph) to ``output``."""
+        chosen = [graph_iri(g) for g in graphs] if graphs else None
+        export_graphs(self.store, output, fmt, chosen)
+
+    def info(self) -> dict[str, Any]:
+        """Effective settings, store location and versions."""
+        import pyld
+        import pyoxigraph
+
+        return {
+            "labbrain": __version__,
+            "pyoxigraph": pyoxigraph.__version__,
+            "pyld": getattr(pyld, "__version__", "unknown"),
+            "store": self.store.location,
+            "readOnly": self.read_only,
+            "indexedNodes": self.index.count(),
+            "settings": self.settings.describe(),
+        }
+
+
+def is_rows(result: QueryResult | None) -> bool:
+    """True for SELECT results."""
+    return isinstance(result, QuerySolutions)
+
+
+def is_boolean(result: QueryResult | None) -> bool:
+    """True for ASK results."""
+    return isinstance(result, QueryBoolean)

@@ -1,0 +1,177 @@
+"""The one error tree of labbrain.
+
+Every error a user or an adapter can see derives from :class:`LabbrainError` and is named by
+its condition. Adapters map them once: the CLI to a one-line message and an exit code, the
+HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
+
+::
+
+    LabbrainError
+    ├── StoreError
+    │   ├── StoreLocked(path)              another process holds the writer lock
+    │   ├── StoreNotFound(path)            a read-only command on a store that does not exist
+    │   └── StoreReadOnly(operation)       a write on a store opened read-only
+    ├── InputError                         the user's input is wrong; nothing was written
+    │   ├── ExportFormatError(path, reason, position)
+    │   ├── InputTooLarge(path, reason)
+    │   ├── RemoteContextRefused(url)
+    │   └── UnsupportedFormat(path, reason)
+    ├── QueryError
+    │   ├── QuerySyntaxError(message, line, column)
+    │   ├── QueryNotAllowed(reason)
+    │   └── UnknownTemplate(name) / TemplateParameterError(name, reason)
+    ├── GraphNotFound(graph)
+    └── SettingsError(reason)
+"""
+
+from __future__ import annotations
+
+
+class LabbrainError(Exception):
+    """Base of every error labbrain raises on purpose. ``str(err)`` is a one-line message."""
+
+    exit_code: int = 1
+
+
+class StoreError(LabbrainError):
+    """Something about the store itself (location, lock, mode) prevents the operation."""
+
+    exit_code = 3
+
+
+class StoreLocked(StoreError):
+    """Another process holds the single-writer lock of the store at ``path``."""
+
+    def __init__(self, path: str, holder: str | None = None) -> None:
+        self.path = path
+        self.holder = holder
+        who = f" (held by {holder})" if holder else ""
+        super().__init__(
+            f"store {path} is locked by another labbrain process{who}; "
+            "stop that process or use a read-only command"
+        )
+
+
+class StoreNotFound(StoreError):
+    """A read-only operation was asked of a store directory that does not exist."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"no labbrain store at {path}; load data first with `labbrain load`")
+
+
+class StoreReadOnly(StoreError):
+    """A write was attempted on a store opened read-only."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        super().__init__(f"{operation} needs write access, but the store was opened read-only")
+
+
+class InputError(LabbrainError):
+    """The input the user gave is wrong. Nothing was written."""
+
+    exit_code = 2
+
+
+class ExportFormatError(InputError):
+    """A file is not what it claims to be, at a position when it is known."""
+
+    def __init__(self, path: str, reason: str, position: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.position = position
+        where = f" at {position}" if position else ""
+        super().__init__(f"{path}{where}: {reason}")
+
+
+class InputTooLarge(InputError):
+    """A document exceeds a size or nesting limit from the settings."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class RemoteContextRefused(InputError):
+    """A JSON-LD document names a remote ``@context`` and no local copy is configured."""
+
+    def __init__(self, url: str, path: str | None = None) -> None:
+        self.url = url
+        self.path = path
+        where = f"{path}: " if path else ""
+        super().__init__(
+            f"{where}remote JSON-LD context {url} refused (labbrain never fetches from the "
+            "network); save it locally and map it with LABBRAIN_JSONLD_CONTEXTS"
+        )
+
+
+class UnsupportedFormat(InputError):
+    """The format of an input could not be determined or is not supported."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class QueryError(LabbrainError):
+    """A SPARQL query could not be run as asked."""
+
+    exit_code = 2
+
+
+class QuerySyntaxError(QueryError):
+    """The SPARQL text does not parse; ``line`` and ``column`` are 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.line = line
+        self.column = column
+        where = f" (line {line}, column {column})" if line is not None else ""
+        super().__init__(f"SPARQL syntax error{where}: {message}")
+
+
+class QueryNotAllowed(QueryError):
+    """The query asks for something refused by policy (SERVICE, LOAD, updates when read-only)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"query refused: {reason}")
+
+
+class UnknownTemplate(QueryError):
+    """No SPARQL template of that name ships with labbrain."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"no query template named {name!r}")
+
+
+class TemplateParameterError(QueryError):
+    """A template parameter is missing, unexpected or of the wrong type."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"template {name}: {reason}")
+
+
+class GraphNotFound(LabbrainError):
+    """The named graph does not exist in the store."""
+
+    exit_code = 4
+
+    def __init__(self, graph: str) -> None:
+        self.graph = graph
+        super().__init__(f"no graph named {graph}; `labbrain graphs` lists them")
+
+
+class SettingsError(LabbrainError):
+    """The effective settings are inconsistent."""
+
+    exit_code = 2
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"settings: {reason}")

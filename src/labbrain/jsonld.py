@@ -1,0 +1,219 @@
+"""JSON-LD reading: bytes -> checked JSON -> repaired context -> RDF quads.
+
+Everything here works offline. A remote ``@context`` is refused unless the settings map its
+URL to a local file. Discourse-graph exports get their context repaired (see
+:func:`repair_context`) before a JSON-LD engine reads them: pyoxigraph's native parser (fast)
+or pyld (the reference). Both give the same canonical dataset; a test checks it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pyld import jsonld
+from pyoxigraph import Quad, RdfFormat, parse
+
+from labbrain.errors import ExportFormatError, InputTooLarge, RemoteContextRefused
+from labbrain.namespaces import DCT, DG, DGB, LB, OWL, PROV, RDF, RDFS, SIOC, XSD
+
+JsonObject = dict[str, Any]
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_json(data: bytes, label: str, max_depth: int) -> Any:
+    """Decode ``data`` as strict UTF-8 JSON (no NaN/Infinity) nested at most ``max_depth``.
+
+    Raises ExportFormatError with the byte, line or column of the fault, or InputTooLarge.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ExportFormatError(label, "invalid UTF-8", f"byte {err.start}") from None
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise ExportFormatError(
+            label, f"invalid JSON: {err.msg}", f"line {err.lineno}, column {err.colno}"
+        ) from None
+    except ValueError as err:  # NaN / Infinity
+        raise ExportFormatError(label, f"invalid JSON: {err}") from None
+    except RecursionError:
+        raise InputTooLarge(label, f"JSON nested deeper than {max_depth} levels") from None
+    check_depth(value, label, max_depth)
+    return value
+
+
+def check_depth(value: Any, label: str, max_depth: int) -> None:
+    """Raise InputTooLarge if ``value`` nests lists/objects deeper than ``max_depth``."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            raise InputTooLarge(label, f"JSON nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+# ---------------------------------------------------------------- context repair
+_ID = "@id"
+_TYPE = "@type"
+
+
+def _iri_term(iri: str) -> JsonObject:
+    return {_ID: iri, _TYPE: _ID}
+
+
+#: Canonical meaning of every term the Roam exporter uses, whatever context variant it wrote.
+CANONICAL_TERMS: Mapping[str, str | JsonObject] = {
+    "subClassOf": _iri_term(RDFS + "subClassOf"),
+    "title": DCT + "title",
+    "label": RDFS + "label",
+    "modified": {_ID: DCT + "modified", _TYPE: XSD + "dateTime"},
+    "created": {_ID: DCT + "created", _TYPE: XSD + "dateTime"},
+    "creator": DCT + "creator",
+    "content": SIOC + "content",
+    "source": _iri_term(DGB + "source"),
+    "destination": _iri_term(DGB + "destination"),
+    "textRefersToNode": _iri_term(DGB + "textRefersToNode"),
+    "predicate": _iri_term(RDF + "predicate"),
+    "nodeSchema": DGB + "NodeSchema",
+    "relationDef": DGB + "RelationDef",
+    "relationInstance": DGB + "RelationInstance",
+    "inverseOf": _iri_term(OWL + "inverseOf"),
+    "domain": _iri_term(RDFS + "domain"),
+    "range": _iri_term(RDFS + "range"),
+    "backlink": _iri_term(DG + "backlink"),
+    "backlinks": _iri_term(DG + "backlink"),
+}
+
+CANONICAL_PREFIXES: Mapping[str, str] = {
+    "rdf": RDF,
+    "rdfs": RDFS,
+    "owl": OWL,
+    "xsd": XSD,
+    "dct": DCT,
+    "prov": PROV,
+    "sioc": SIOC,
+    "dgb": DGB,
+    "dg": DG,
+    "lb": LB,
+}
+
+
+def pages_base(context: Mapping[str, Any]) -> str | None:
+    """The Roam page URL prefix the export's ``pages`` term stands for, if it has one."""
+    value = context.get("pages")
+    if isinstance(value, dict):
+        value = value.get(_ID)
+    return value if isinstance(value, str) else None
+
+
+def repair_context(context: Mapping[str, Any]) -> JsonObject:
+    """Return the export's context fixed so that a JSON-LD 1.1 processor reads it as meant.
+
+    Guarantees, for every known context variant (v0 draft, 2025-12, 2026-06):
+    ``dgb``/``dg`` become the published ``dg_base#``/``dg_core#`` namespaces; every exporter
+    term gets its canonical IRI (Dublin Core terms for title/created/modified/creator, dates
+    typed xsd:dateTime); node-to-node terms (predicate, source, destination, inverseOf,
+    textRefersToNode, backlink(s), domain, range) are ``@type: @id``; the undefined ``page:``
+    prefix means the same as ``pages:``. Other prefixes and terms of the export are kept.
+    """
+    repaired: JsonObject = {k: v for k, v in context.items() if k not in ("dg", "dgb")}
+    repaired.update(CANONICAL_PREFIXES)
+    repaired.update(CANONICAL_TERMS)
+    base = pages_base(context)
+    if base is not None:
+        repaired["pages"] = base
+        repaired.setdefault("page", base)
+    return repaired
+
+
+# ---------------------------------------------------------------- remote contexts
+def offline_loader(local_contexts: Mapping[str, Path], label: str) -> Any:
+    """A pyld document loader that serves configured local copies and refuses anything else."""
+
+    def load(url: str, options: Any = None) -> JsonObject:
+        local = local_contexts.get(url)
+        if local is None:
+            raise RemoteContextRefused(url, label)
+        return {
+            "contextUrl": None,
+            "documentUrl": url,
+            "document": json.loads(Path(local).read_text(encoding="utf-8")),
+        }
+
+    return load
+
+
+def _remote_refusal(err: BaseException) -> RemoteContextRefused | None:
+    """Find a RemoteContextRefused in the cause/context chain or details of a pyld error."""
+    seen: set[int] = set()
+    stack: list[Any] = [err]
+    while stack:
+        item = stack.pop()
+        if item is None or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, RemoteContextRefused):
+            return item
+        if isinstance(item, BaseException):
+            stack.extend([item.__cause__, item.__context__, getattr(item, "cause", None)])
+            details = getattr(item, "details", None)
+            if isinstance(details, dict):
+                stack.extend(details.values())
+    return None
+
+
+# ---------------------------------------------------------------- to RDF
+def quads_native(document: JsonObject, label: str) -> Iterator[Quad]:
+    """RDF of ``document`` through pyoxigraph's JSON-LD parser; blank nodes get fresh ids."""
+    data = json.dumps(document, ensure_ascii=False).encode("utf-8")
+    return _guarded(parse(data, RdfFormat.JSON_LD, rename_blank_nodes=True), label)
+
+
+def quads_pyld(
+    document: JsonObject, label: str, local_contexts: Mapping[str, Path] | None = None
+) -> Iterator[Quad]:
+    """RDF of ``document`` through pyld (JSON-LD 1.1), refusing remote contexts."""
+    options = {
+        "format": "application/n-quads",
+        "documentLoader": offline_loader(local_contexts or {}, label),
+    }
+    try:
+        nquads = jsonld.to_rdf(document, options)
+    except jsonld.JsonLdError as err:
+        refusal = _remote_refusal(err)
+        if refusal is not None:
+            raise refusal from None
+        raise ExportFormatError(label, f"invalid JSON-LD: {_pyld_message(err)}") from None
+    return _guarded(parse(nquads, RdfFormat.N_QUADS, rename_blank_nodes=True), label)
+
+
+def _pyld_message(err: BaseException) -> str:
+    message = str(getattr(err, "message", "") or err).splitlines()[0]
+    code = getattr(err, "code", None)
+    return f"{message} ({code})" if code else message
+
+
+def _guarded(quads: Iterator[Quad], label: str) -> Iterator[Quad]:
+    """Re-raise a parser's SyntaxError, whenever it happens, as ExportFormatError."""
+    try:
+        yield from quads
+    except SyntaxError as err:
+        raise ExportFormatError(label, f"invalid RDF: {str(err).strip()}") from None
+
+
+def parse_rdf(data: bytes, fmt: RdfFormat, label: str) -> Iterator[Quad]:
+    """Quads of an RDF document in ``fmt`` (Turtle, TriG, N-Triples, N-Quads); fresh blank ids."""
+    return _guarded(parse(data, fmt, rename_blank_nodes=True), label)

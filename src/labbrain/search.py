@@ -1,0 +1,251 @@
+"""The full-text index: SQLite FTS5 (BM25, snippets) beside the store, derived from it.
+
+The index is rebuildable at any time from the store (``labbrain reindex``). Each dataset graph
+is indexed together with the *load id* its load record carries in the system graph; when the
+two differ (a new load, a rollback, a deleted or corrupt index file), :meth:`TextIndex.sync`
+re-indexes that graph. Deleting the index file loses nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labbrain import queries
+from labbrain.discourse import clean_title
+from labbrain.store import QuadStore
+
+SCHEMA_VERSION = "1"
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS datasets (graph TEXT PRIMARY KEY, load_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY,
+    graph TEXT NOT NULL,
+    iri TEXT NOT NULL,
+    title TEXT NOT NULL,
+    clean_title TEXT NOT NULL,
+    content TEXT NOT NULL,
+    node_type TEXT NOT NULL,
+    creator TEXT,
+    created TEXT,
+    modified TEXT,
+    UNIQUE (graph, iri)
+);
+CREATE INDEX IF NOT EXISTS nodes_graph ON nodes (graph);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+    clean_title, content, content='nodes', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result, with its attribution."""
+
+    graph: str
+    iri: str
+    title: str
+    node_type: str
+    creator: str | None
+    created: str | None
+    modified: str | None
+    snippet: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What :meth:`TextIndex.sync` changed."""
+
+    reindexed: dict[str, int]
+    removed: list[str]
+    rebuilt_file: bool
+
+    @property
+    def changed(self) -> bool:
+        """True when anything was (re)indexed or removed."""
+        return bool(self.reindexed or self.removed or self.rebuilt_file)
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query matching any word of ``text`` (each quoted, so no FTS syntax leaks)."""
+    return " OR ".join(f'"{token}"' for token in _TOKEN_RE.findall(text))
+
+
+class TextIndex:
+    """The FTS5 index at ``path`` (None: in memory, for in-memory stores)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.rebuilt_file = False
+        self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the index, replacing a corrupt, foreign or outdated file with an empty one."""
+        try:
+            return self._open_checked()
+        except sqlite3.DatabaseError:
+            if self.path is None:
+                raise
+            self.path.unlink(missing_ok=True)
+            self.rebuilt_file = True
+            return self._open_checked()
+
+    def _open_checked(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
+        try:
+            db.executescript(_SCHEMA)
+            version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is None:
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                db.commit()
+            elif version[0] != SCHEMA_VERSION:
+                raise sqlite3.DatabaseError("index schema version changed")
+            db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
+            return db
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
+
+    # ------------------------------------------------------------------ freshness
+    def indexed_loads(self) -> dict[str, str]:
+        """Indexed dataset graph -> the load id it was indexed from."""
+        return dict(self._db.execute("SELECT graph, load_id FROM datasets").fetchall())
+
+    @staticmethod
+    def store_loads(store: QuadStore) -> dict[str, str]:
+        """Dataset graph -> current load id, from the store's load records."""
+        return {row["graph"]: row["loadId"] for row in queries.run(store, "datasets")}
+
+    def stale_graphs(self, store: QuadStore) -> tuple[list[str], list[str]]:
+        """(graphs to re-index, graphs to remove) for the index to match the store."""
+        current = self.store_loads(store)
+        indexed = self.indexed_loads()
+        stale = sorted(g for g, load in current.items() if indexed.get(g) != load)
+        gone = sorted(set(indexed) - set(current))
+        return stale, gone
+
+    def sync(self, store: QuadStore, *, force: bool = False) -> SyncReport:
+        """Bring the index in line with the store; ``force`` re-indexes every dataset."""
+        current = self.store_loads(store)
+        stale, gone = self.stale_graphs(store)
+        if force:
+            stale = sorted(current)
+        reindexed = {g: self.index_graph(store, g, current[g]) for g in stale}
+        for graph in gone:
+            with self._db:
+                self._delete_graph(graph)
+                self._db.execute("DELETE FROM datasets WHERE graph = ?", (graph,))
+        report = SyncReport(reindexed, gone, self.rebuilt_file)
+        self.rebuilt_file = False
+        return report
+
+    def index_graph(self, store: QuadStore, graph: str, load_id: str) -> int:
+        """Replace the index rows of ``graph`` with its nodes from the store; return how many."""
+        rows = queries.run(store, "index_nodes", graph=graph)
+        seen: set[str] = set()
+        records: list[tuple[Any, ...]] = []
+        for row in rows:
+            if row["node"] in seen:
+                continue
+            seen.add(row["node"])
+            records.append(
+                (
+                    graph,
+                    row["node"],
+                    row["title"],
+                    clean_title(row["title"]),
+                    row["content"] or "",
+                    row["type"],
+                    row["creator"],
+                    row["created"],
+                    row["modified"],
+                )
+            )
+        with self._db:
+            self._delete_graph(graph)
+            self._db.executemany(
+                "INSERT INTO nodes (graph, iri, title, clean_title, content, node_type, creator,"
+                " created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                records,
+            )
+            self._db.execute(
+                "INSERT INTO nodes_fts (rowid, clean_title, content) "
+                "SELECT id, clean_title, content FROM nodes WHERE graph = ?",
+                (graph,),
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)", (graph, load_id)
+            )
+        return len(records)
+
+    def _delete_graph(self, graph: str) -> None:
+        self._db.execute(
+            "INSERT INTO nodes_fts (nodes_fts, rowid, clean_title, content) "
+            "SELECT 'delete', id, clean_title, content FROM nodes WHERE graph = ?",
+            (graph,),
+        )
+        self._db.execute("DELETE FROM nodes WHERE graph = ?", (graph,))
+
+    # ------------------------------------------------------------------ searching
+    def count(self, graph: str | None = None) -> int:
+        """Number of indexed nodes (in ``graph``, or overall)."""
+        if graph is None:
+            return int(self._db.execute("SELECT count(*) FROM nodes").fetchone()[0])
+        return int(
+            self._db.execute("SELECT count(*) FROM nodes WHERE graph = ?", (graph,)).fetchone()[0]
+        )
+
+    def search(
+        self,
+        text: str,
+        *,
+        limit: int = 10,
+        graphs: Iterable[str] | None = None,
+        node_type: str | None = None,
+        creator: str | None = None,
+    ) -> list[SearchHit]:
+        """BM25-ranked nodes matching any word of ``text``, best first, with a snippet.
+
+        Title matches weigh more than content matches. Filters are exact (type label is
+        matched case-insensitively). Returns at most ``limit`` hits.
+        """
+        match = fts_query(text)
+        if not match:
+            return []
+        sql = [
+            "SELECT n.graph, n.iri, n.title, n.node_type, n.creator, n.created, n.modified,",
+            " snippet(nodes_fts, 1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
+            " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid",
+            " WHERE nodes_fts MATCH ?",
+        ]
+        args: list[Any] = [match]
+        graph_list = list(graphs) if graphs is not None else None
+        if graph_list is not None:
+            sql.append(f" AND n.graph IN ({','.join('?' * len(graph_list))})")
+            args.extend(graph_list)
+        if node_type:
+            sql.append(" AND lower(n.node_type) = lower(?)")
+            args.append(node_type)
+        if creator:
+            sql.append(" AND n.creator = ?")
+            args.append(creator)
+        sql.append(" ORDER BY rank, n.iri LIMIT ?")
+        args.append(limit)
+        return [
+            SearchHit(g, iri, title, nt, cr, c, m, snip, -score)
+            for g, iri, title, nt, cr, c, m, snip, score in self._db.execute("".join(sql), args)
+        ]
+

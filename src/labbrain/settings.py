@@ -1,0 +1,71 @@
+"""Effective settings: defaults, then ``LABBRAIN_*`` environment variables, then CLI flags.
+
+Safe defaults live here and only here: no network for JSON-LD contexts, input size and
+nesting limits, row caps. ``labbrain info`` prints the effective values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from platformdirs import user_data_dir
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MEMORY_STORE = ":memory:"
+
+
+def default_store_path() -> str:
+    """The per-user store directory, e.g. ``~/.local/share/labbrain/store`` on Linux."""
+    return str(Path(user_data_dir("labbrain", appauthor=False)) / "store")
+
+
+class Settings(BaseSettings):
+    """Every knob of labbrain, with its safe default. Construct with overrides for CLI flags."""
+
+    model_config = SettingsConfigDict(env_prefix="LABBRAIN_", extra="forbid")
+
+    store: str = Field(
+        default_factory=default_store_path,
+        description="Store directory, or ':memory:' for a throwaway in-memory store.",
+    )
+    jsonld_engine: Literal["native", "pyld"] = Field(
+        default="native",
+        description="Engine that turns a repaired discourse-graph export into RDF: pyoxigraph's "
+        "native JSON-LD parser (fast) or pyld (the reference).",
+    )
+    jsonld_contexts: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Local copies of remote JSON-LD contexts, as a JSON object url -> file. "
+        "Any other remote context is refused: labbrain never fetches one.",
+    )
+    max_input_bytes: int = Field(
+        default=2 * 1024**3, gt=0, description="Largest input file accepted by `load`."
+    )
+    max_json_depth: int = Field(
+        default=64, gt=1, description="Deepest JSON nesting accepted in a JSON-LD input."
+    )
+    strict_load: bool = Field(
+        default=False,
+        description="Treat load warnings (dangling relation ends, unknown node types, missing "
+        "creators) as errors that abort the load.",
+    )
+    progress_min_nodes: int = Field(
+        default=10_000, ge=0, description="Show a progress bar on a terminal from this many nodes."
+    )
+    max_rows: int = Field(
+        default=10_000, gt=0, description="Row cap for query results printed by the CLI."
+    )
+
+    @property
+    def in_memory(self) -> bool:
+        """True when the store is a throwaway in-memory store."""
+        return self.store == MEMORY_STORE
+
+    def describe(self) -> list[tuple[str, Any, str]]:
+        """Each setting as (env variable, effective value, description), in declaration order."""
+        rows = []
+        for name, field in type(self).model_fields.items():
+            rows.append((f"LABBRAIN_{name.upper()}", getattr(self, name), field.description or ""))
+        return rows

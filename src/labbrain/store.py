@@ -1,0 +1,453 @@
+"""The only module that touches ``pyoxigraph.Store``.
+
+:class:`QuadStore` is the small interface the rest of labbrain uses (query, update, add quads,
+replace a graph atomically, list graphs, dump). :class:`OxigraphStore` implements it on an
+embedded store, on disk or in memory. A remote SPARQL 1.1 backend implements the same protocol.
+
+On-disk layout of a store directory::
+
+    <store>/oxigraph/     the RocksDB database
+    <store>/writer.lock   flock held by the one process allowed to write
+    <store>/journal/      a hard-link backup taken before a bulk write, present only while
+                          the write is in flight (or after a crash, until recovery)
+    <store>/index.sqlite  derived text index (see labbrain.search)
+
+Atomic graph replacement on disk: pyoxigraph's bulk writer is fast but not transactional, so
+before a bulk write the store takes a consistent hard-link backup into ``journal/`` and marks
+it complete. If the write fails, or the process dies, the next open (or the failing call
+itself) puts the backup back: the store is exactly as it was before the write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Protocol, runtime_checkable
+
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    Quad,
+    QueryBoolean,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Store,
+    Triple,
+    Variable,
+)
+
+from labbrain.errors import GraphNotFound, QuerySyntaxError, StoreLocked, StoreNotFound, StoreReadOnly
+from labbrain.namespaces import PREFIXES
+
+QueryResult = QuerySolutions | QueryBoolean | QueryTriples
+Term = NamedNode | BlankNode | Literal
+Substitutions = Mapping[str, Term]
+
+DB_DIR = "oxigraph"
+LOCK_FILE = "writer.lock"
+JOURNAL_DIR = "journal"
+JOURNAL_MARKER = "COMPLETE"
+DISCARD_DIR = "oxigraph.discard"
+
+
+@runtime_checkable
+class QuadStore(Protocol):
+    """What labbrain needs from a quad store. Every backend implements exactly this."""
+
+    location: str
+    read_only: bool
+
+    def query(
+        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+    ) -> QueryResult:
+        """Run a SPARQL query; ``union`` makes the default graph the union of all graphs."""
+        ...
+
+    def update(self, sparql: str) -> None:
+        """Run a SPARQL update as one transaction."""
+        ...
+
+    def add_quads(self, quads: Iterable[Quad]) -> None:
+        """Add a few quads in one transaction."""
+        ...
+
+    def remove_quads(self, quads: Iterable[Quad]) -> None:
+        """Remove the given quads (absent ones are ignored)."""
+        ...
+
+    def quads(
+        self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
+    ) -> Iterator[Quad]:
+        """Quads of ``graph``, optionally only those with this subject and/or predicate."""
+        ...
+
+    def replace_graph(
+        self,
+        graph: str,
+        triples: Iterable[Triple | Quad],
+        *,
+        on_commit: Callable[[QuadStore], None] | None = None,
+    ) -> int:
+        """Atomically make ``graph`` hold exactly ``triples``; return how many were written."""
+        ...
+
+    def drop_graph(self, graph: str) -> None:
+        """Remove a named graph and everything in it."""
+        ...
+
+    def graphs(self) -> list[str]:
+        """Named graphs in the store, sorted."""
+        ...
+
+    def has_graph(self, graph: str) -> bool:
+        """True when the named graph exists."""
+        ...
+
+    def dump(self, output: IO[bytes], fmt: RdfFormat, graphs: list[str] | None = None) -> None:
+        """Serialise the given graphs (all named graphs when None) to ``output``."""
+        ...
+
+    def close(self) -> None:
+        """Release the store and its lock."""
+        ...
+
+
+def _parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
+    """Turn pyoxigraph's SyntaxError into a QuerySyntaxError with a 1-based position."""
+    message = str(err).strip()
+    line = column = None
+    # pyoxigraph reports "error at LINE:COLUMN: ...", both 1-based.
+    match = re.search(r"at (\d+):(\d+)", message)
+    if match:
+        line, column = int(match.group(1)), int(match.group(2))
+    return QuerySyntaxError(message, line, column)
+
+
+class _WriterLock:
+    """An exclusive, non-blocking flock on ``<store>/writer.lock`` naming the holder's pid."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise StoreLocked naming the store and the holder's pid."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or None
+            os.close(fd)
+            raise StoreLocked(str(self.path.parent), f"pid {holder}" if holder else None) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+
+    def is_free(self) -> bool:
+        """True when no process holds the lock right now."""
+        try:
+            self.acquire()
+        except StoreLocked:
+            return False
+        self.release()
+        return True
+
+    def release(self) -> None:
+        """Release the lock if held."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def recover(directory: Path) -> bool:
+    """Undo an interrupted bulk write in store ``directory``; return True if one was undone.
+
+    Safe to call at any time the writer lock is held; idempotent if itself interrupted.
+    """
+    journal = directory / JOURNAL_DIR
+    backup = journal / DB_DIR
+    marker = journal / JOURNAL_MARKER
+    main = directory / DB_DIR
+    discard = directory / DISCARD_DIR
+    restored = False
+    if marker.exists():
+        if backup.exists():
+            if main.exists():
+                main.rename(discard)
+            backup.rename(main)
+            _fsync_dir(directory)
+        marker.unlink()
+        restored = True
+    shutil.rmtree(journal, ignore_errors=True)
+    shutil.rmtree(discard, ignore_errors=True)
+    return restored
+
+
+class OxigraphStore:
+    """An embedded pyoxigraph store on disk (``path``) or in memory (``path=None``).
+
+    Writers hold an exclusive lock for their lifetime; read-only stores take no lock and see
+    a consistent snapshot. Not shareable across processes except through that lock.
+    """
+
+    def __init__(self, path: str | None, *, read_only: bool = False) -> None:
+        self.read_only = read_only
+        self.location = path or ":memory:"
+        self._dir = Path(path) if path else None
+        self._lock: _WriterLock | None = None
+        self._write_mutex = threading.RLock()
+        self.recovered = False
+        self._store = self._open()
+
+    # ------------------------------------------------------------------ opening
+    def _open(self) -> Store:
+        if self._dir is None:
+            if self.read_only:
+                raise StoreNotFound(":memory:")
+            return Store()
+        if self.read_only:
+            return self._open_read_only(self._dir)
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._lock = _WriterLock(self._dir)
+        self._lock.acquire()
+        try:
+            self.recovered = recover(self._dir)
+            return Store(str(self._dir / DB_DIR))
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open_read_only(self, directory: Path) -> Store:
+        if not (directory / DB_DIR).is_dir():
+            raise StoreNotFound(str(directory))
+        lock = _WriterLock(directory)
+        journal_backup = directory / JOURNAL_DIR / DB_DIR
+        if (directory / JOURNAL_DIR / JOURNAL_MARKER).exists():
+            if lock.is_free():
+                # A crashed writer left a journal: finish its rollback before reading.
+                lock.acquire()
+                try:
+                    self.recovered = recover(directory)
+                finally:
+                    lock.release()
+            else:
+                # A live writer is mid-way through a bulk write: read the state before it.
+                return Store.read_only(str(journal_backup))
+        return Store.read_only(str(directory / DB_DIR))
+
+    def close(self) -> None:
+        """Release the pyoxigraph store and the writer lock. The object is unusable after."""
+        self._store = None  # type: ignore[assignment]
+        gc.collect()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> OxigraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _require_write(self, operation: str) -> None:
+        if self.read_only:
+            raise StoreReadOnly(operation)
+
+    # ------------------------------------------------------------------ reading
+    def query(
+        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+    ) -> QueryResult:
+        """Run a SPARQL query with ``substitutions`` bound engine-side (never spliced)."""
+        subs = {Variable(k): v for k, v in (substitutions or {}).items()}
+        try:
+            return self._store.query(
+                sparql,
+                prefixes=PREFIXES,
+                substitutions=subs or None,
+                use_default_graph_as_union=union,
+            )
+        except SyntaxError as err:
+            raise _parse_syntax_error(err) from None
+
+    def graphs(self) -> list[str]:
+        """Named graphs holding at least one quad, sorted by IRI."""
+        return sorted(g.value for g in self._store.named_graphs() if isinstance(g, NamedNode))
+
+    def has_graph(self, graph: str) -> bool:
+        """True when ``graph`` holds at least one quad."""
+        return self._store.contains_named_graph(NamedNode(graph))
+
+    def quads(
+        self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
+    ) -> Iterator[Quad]:
+        """Quads of ``graph``, optionally only those with this subject and/or predicate."""
+        return iter(self._store.quads_for_pattern(subject, predicate, None, NamedNode(graph)))
+
+    def dump(self, output: IO[bytes], fmt: RdfFormat, graphs: list[str] | None = None) -> None:
+        """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``."""
+        from pyoxigraph import serialize
+
+        chosen = graphs if graphs is not None else self.graphs()
+        for graph in chosen:
+            if not self.has_graph(graph):
+                raise GraphNotFound(graph)
+        quads = (q for g in chosen for q in self.quads(g))
+        if fmt.supports_datasets:
+            serialize(quads, output, fmt, prefixes=PREFIXES)
+        else:
+            serialize((q.triple for q in quads), output, fmt, prefixes=PREFIXES)
+
+    # ------------------------------------------------------------------ writing
+    def update(self, sparql: str) -> None:
+        """Run a SPARQL update in one transaction."""
+        self._require_write("update")
+        with self._write_mutex:
+            try:
+                self._store.update(sparql, prefixes=PREFIXES)
+            except SyntaxError as err:
+                raise _parse_syntax_error(err) from None
+
+    def add_quads(self, quads: Iterable[Quad]) -> None:
+        """Add ``quads`` in one transaction."""
+        self._require_write("add")
+        with self._write_mutex:
+            self._store.extend(quads)
+
+    def remove_quads(self, quads: Iterable[Quad]) -> None:
+        """Remove the given quads (absent ones are ignored)."""
+        self._require_write("remove")
+        with self._write_mutex:
+            for quad in quads:
+                self._store.remove(quad)
+
+    def drop_graph(self, graph: str) -> None:
+        """Remove ``graph``; raise GraphNotFound if it does not exist."""
+        self._require_write("drop")
+        with self._write_mutex:
+            if not self.has_graph(graph):
+                raise GraphNotFound(graph)
+            self._store.remove_graph(NamedNode(graph))
+
+    def replace_graph(
+        self,
+        graph: str,
+        triples: Iterable[Triple | Quad],
+        *,
+        on_commit: Callable[[QuadStore], None] | None = None,
+    ) -> int:
+        """Make ``graph`` hold exactly ``triples`` (quads are moved into ``graph``).
+
+        All or nothing: if iterating ``triples``, writing, or ``on_commit`` (run before the
+        write is made final, e.g. to record the load) raises, the store is left exactly as it
+        was and the error propagates. Returns the number of quads written.
+        """
+        self._require_write("replace graph")
+        target = NamedNode(graph)
+        counter = [0]
+
+        def placed() -> Iterator[Quad]:
+            for item in triples:
+                counter[0] += 1
+                yield Quad(item.subject, item.predicate, item.object, target)
+
+        with self._write_mutex:
+            if self._dir is None:
+                self._replace_in_memory(target, placed(), on_commit)
+            else:
+                self._replace_on_disk(self._dir, target, placed(), on_commit)
+        return counter[0]
+
+    def _replace_in_memory(
+        self,
+        target: NamedNode,
+        quads: Iterator[Quad],
+        on_commit: Callable[[QuadStore], None] | None,
+    ) -> None:
+        saved = list(self._store.quads_for_pattern(None, None, None, target))
+        snapshot = _snapshot_small_graphs(self._store, exclude=target)
+        try:
+            self._store.remove_graph(target) if saved else None
+            self._store.bulk_extend(quads)
+            if on_commit is not None:
+                on_commit(self)
+        except BaseException:
+            self._store.remove_graph(target)
+            self._store.extend(saved)
+            _restore_small_graphs(self._store, snapshot)
+            raise
+
+    def _replace_on_disk(
+        self,
+        directory: Path,
+        target: NamedNode,
+        quads: Iterator[Quad],
+        on_commit: Callable[[QuadStore], None] | None,
+    ) -> None:
+        journal = directory / JOURNAL_DIR
+        shutil.rmtree(journal, ignore_errors=True)
+        journal.mkdir()
+        self._store.flush()
+        self._store.backup(str(journal / DB_DIR))
+        (journal / JOURNAL_MARKER).write_text("bulk write in flight\n")
+        _fsync_dir(journal)
+        try:
+            if self._store.contains_named_graph(target):
+                self._store.remove_graph(target)
+            self._store.bulk_extend(quads)
+            if on_commit is not None:
+                on_commit(self)
+            self._store.flush()
+        except BaseException:
+            self._rollback(directory)
+            raise
+        (journal / JOURNAL_MARKER).unlink()
+        _fsync_dir(journal)
+        shutil.rmtree(journal, ignore_errors=True)
+
+    def _rollback(self, directory: Path) -> None:
+        """Close the database, put the journal backup back, and reopen it."""
+        self._store = None  # type: ignore[assignment]
+        gc.collect()
+        recover(directory)
+        self._store = Store(str(directory / DB_DIR))
+
+
+def _snapshot_small_graphs(store: Store, exclude: NamedNode) -> dict[NamedNode, list[Quad]]:
+    """Copy of the system graph, which ``on_commit`` hooks write to (in-memory stores only)."""
+    from labbrain.namespaces import SYSTEM_GRAPH
+
+    system = NamedNode(SYSTEM_GRAPH)
+    if system == exclude:
+        return {}
+    return {system: list(store.quads_for_pattern(None, None, None, system))}
+
+
+def _restore_small_graphs(store: Store, snapshot: dict[NamedNode, list[Quad]]) -> None:
+    for graph, quads in snapshot.items():
+        store.remove_graph(graph)
+        store.extend(quads)
+
+
+def open_store(location: str, *, read_only: bool = False) -> OxigraphStore:
+    """Open the embedded store at ``location`` (a directory, or ':memory:')."""
+    if location == ":memory:":
+        return OxigraphStore(None, read_only=read_only)
+    return OxigraphStore(str(Path(location).expanduser()), read_only=read_only)
+
