@@ -419,33 +419,40 @@ def _num(lo: int, hi: int) -> _Picker:
     """Return a picker of integers in ``[lo, hi]`` as text."""
 
     def pick(rng: random.Random) -> str:
+        """Return an integer in ``[lo, hi]`` as text."""
         return str(rng.randint(lo, hi))
 
     return pick
 
 
 def _fold(rng: random.Random) -> str:
+    """Return a fold change in [1.2, 6.0] with one decimal."""
     return f"{rng.uniform(1.2, 6.0):.1f}"
 
 
 def _seconds(rng: random.Random) -> str:
+    """Return a duration in [0.5, 40.0] with one decimal (unit left to the sentence)."""
     return f"{rng.uniform(0.5, 40.0):.1f}"
 
 
 def _pvalue(rng: random.Random) -> str:
+    """Return a conventional p-value threshold."""
     return ("0.05", "0.01", "0.001", "0.0001")[rng.randrange(4)]
 
 
 def _param(rng: random.Random) -> str:
+    """Return ``name = value unit`` for a model parameter, the value within its usual range."""
     name, lo, hi, unit, digits = _PARAMS[rng.randrange(len(_PARAMS))]
     return f"{name} = {rng.uniform(lo, hi):.{digits}f}{unit}"
 
 
 def _figure(rng: random.Random) -> str:
+    """Return a figure panel label such as ``3B``."""
     return f"{rng.randint(1, 7)}{'ABCDEF'[rng.randrange(6)]}"
 
 
 def _change(rng: random.Random) -> str:
+    """Return a past-tense change phrase: a percentage, a fold change, none, or a delay."""
     r = rng.random()
     if r < 0.3:
         return f"{_CHANGE_UP[rng.randrange(4)]} by {rng.randint(8, 240)}%"
@@ -467,6 +474,7 @@ def _roam_date(ms: int) -> str:
 
 
 def _daily_page(rng: random.Random) -> str:
+    """Return a wikilink to a random Roam daily page between 2019 and mid-2026."""
     return "[[" + _roam_date(rng.randint(_DATE_START_MS, _DATE_END_MS)) + "]]"
 
 
@@ -535,6 +543,7 @@ def _cap(text: str) -> str:
 
 
 def _templates(*texts: str) -> tuple[_Template, ...]:
+    """Compile each text into a :class:`_Template`."""
     return tuple(_Template(t) for t in texts)
 
 
@@ -709,6 +718,8 @@ class _Plan:
     uids: list[str]
     types: list[int]
     titles: list[str]
+    paper_titles: dict[int, str]
+    """Per source node: the paper title its citekey was made from."""
     creators: list[str | None]
     created: list[int]
     modified: list[int | None]
@@ -773,7 +784,7 @@ def _plan(n_nodes: int, seed: int, graph: str, quirks: bool) -> _Plan:
         for ti in types
     ]
 
-    titles = _titles(rng, types, by_type, n_nodes)
+    titles, paper_titles = _titles(rng, types, by_type, n_nodes)
     # One Hypothesis is set aside, in no relation, whether or not ``quirks`` types it
     # "nodeSchema": the rest of the graph is the same either way.
     quirk_node = rng.choice(by_type[_HYP]) if by_type[_HYP] else -1
@@ -846,8 +857,9 @@ def _plan(n_nodes: int, seed: int, graph: str, quirks: bool) -> _Plan:
 
     return _Plan(
         graph=graph, seed=seed, quirks=quirks, generated_ms=generated_ms, uids=uids,
-        types=types, titles=titles, creators=creators, created=created, modified=modified,
-        lengths=lengths, links=links, url_links=url_links, refers=refers, backlinks=backlinks,
+        types=types, titles=titles, paper_titles=paper_titles, creators=creators,
+        created=created, modified=modified, lengths=lengths, links=links, url_links=url_links,
+        refers=refers, backlinks=backlinks,
         relations=relations, quirk_node=quirk_node, dangling=dangling,
     )
 
@@ -880,12 +892,16 @@ def _citekey(rng: random.Random, paper_title: str) -> str:
     return f"{author}{''.join(words)}{rng.randint(1998, 2025)}"
 
 
-def _titles(rng: random.Random, types: list[int], by_type: list[list[int]], n: int) -> list[str]:
-    """Return distinct titles: ``[[XXX]] - sentence`` for discourse nodes, ``@citekey`` for sources.
+def _titles(
+    rng: random.Random, types: list[int], by_type: list[list[int]], n: int
+) -> tuple[list[str], dict[int, str]]:
+    """Return distinct titles and, per source, the paper title behind its citekey.
 
-    Sources are titled first so that Evidence titles can end with ``- [[@citekey]]``.
+    Discourse nodes get ``[[XXX]] - sentence``, sources ``@citekey``. Sources are titled
+    first so that Evidence titles can end with ``- [[@citekey]]`` of an existing source.
     """
     titles = [""] * n
+    paper_titles: dict[int, str] = {}
     seen: set[str] = set()
 
     def unique(make: Callable[[], str]) -> str:
@@ -902,15 +918,17 @@ def _titles(rng: random.Random, types: list[int], by_type: list[list[int]], n: i
         return f"{base} ({k})"
 
     for i in by_type[_SRC]:
-        titles[i] = unique(lambda: "@" + _citekey(rng, _paper_title(rng)))
+
+        def source_title(i: int = i) -> str:
+            paper_titles[i] = _paper_title(rng)
+            return "@" + _citekey(rng, paper_titles[i])
+
+        titles[i] = unique(source_title)
     sources = by_type[_SRC]
     cite_urn: list[int] = []
 
     def cited_source() -> str:
-        if cite_urn and rng.random() < 0.6:
-            j = rng.choice(cite_urn)
-        else:
-            j = rng.choice(sources)
+        j = rng.choice(cite_urn) if cite_urn and rng.random() < 0.6 else rng.choice(sources)
         cite_urn.append(j)
         return f" - [[{titles[j]}]]"
 
@@ -931,7 +949,7 @@ def _titles(rng: random.Random, types: list[int], by_type: list[list[int]], n: i
             return text
 
         titles[i] = unique(make)
-    return titles
+    return titles, paper_titles
 
 
 def _relations(
@@ -1064,25 +1082,18 @@ class _Writer:
 
     def relation_entries(self) -> Iterator[Entry]:
         """Yield blank relationInstance entries; the dangling one sits at its planned position."""
-        plan = self.plan
-        uids = plan.uids
-        for k, (d, s, t) in enumerate(plan.relations):
-            if plan.dangling is not None and plan.dangling[0] == k:
-                yield self._dangling_entry()
+        uids = self.plan.uids
+        triples = [
+            (RELATION_DEFS[d].key, uids[s], uids[t]) for d, s, t in self.plan.relations
+        ]
+        if self.plan.dangling is not None:
+            position, key, source, missing = self.plan.dangling
+            triples.insert(position, (key, source, missing))
+        for key, source, destination in triples:
             yield {
-                "@type": "relationInstance", "predicate": f"pages:{RELATION_DEFS[d].key}",
-                "source": f"pages:{uids[s]}", "destination": f"pages:{uids[t]}",
+                "@type": "relationInstance", "predicate": f"pages:{key}",
+                "source": f"pages:{source}", "destination": f"pages:{destination}",
             }
-        if plan.dangling is not None and plan.dangling[0] >= len(plan.relations):
-            yield self._dangling_entry()
-
-    def _dangling_entry(self) -> Entry:
-        assert self.plan.dangling is not None
-        _, key, source, missing = self.plan.dangling
-        return {
-            "@type": "relationInstance", "predicate": f"pages:{key}",
-            "source": f"pages:{source}", "destination": f"pages:{missing}",
-        }
 
     def entries(self) -> Iterator[Entry]:
         """Yield the whole ``@graph`` in exporter order."""
@@ -1093,6 +1104,7 @@ class _Writer:
     # -- content -------------------------------------------------------------------------
 
     def _image(self) -> str:
+        """Return a markdown image of a Roam firebase upload in this graph."""
         rng = self.rng
         token = _uid(rng, 10)
         r = rng.random()
@@ -1105,10 +1117,12 @@ class _Writer:
         return f"![]({_FIREBASE}{self.plan.graph}%2F{name}?alt=media&token={_uuid(rng)})"
 
     def _link_line(self, j: int) -> str:
+        """Return a short bullet text containing ``[[full title of node j]]``."""
         form = _LINK_FORMS[self.rng.randrange(len(_LINK_FORMS))]
         return form.format(f"[[{self.plan.titles[j]}]]")
 
-    def _source_metadata(self, lines: list[str]) -> None:
+    def _source_metadata(self, i: int, lines: list[str]) -> None:
+        """Append the Zotero-import ``metadata::`` block of source node ``i`` to ``lines``."""
         rng = self.rng
         authors = ", ".join(
             f"{_CREATORS[rng.randrange(len(_CREATORS))].split()[0]} "
@@ -1120,7 +1134,7 @@ class _Writer:
                             for _ in range(rng.randint(1, 4)))
         lines.extend((
             "- metadata::",
-            f"    - Title:: {_paper_title(rng)}",
+            f"    - Title:: {self.plan.paper_titles[i]}",
             f"    - Year:: {rng.randint(1998, 2025)}",
             f"    - Author(s):: {authors}",
             f"    - Abstract:: {abstract}",
@@ -1136,6 +1150,7 @@ class _Writer:
         ))
 
     def _sentence(self) -> str:
+        """Return one bullet's text: a note sentence, a quote with page number, or a task."""
         rng = self.rng
         r = rng.random()
         if r < 0.07:
@@ -1184,7 +1199,7 @@ class _Writer:
 
         lines: list[str] = []
         if code == "SRC":
-            self._source_metadata(lines)
+            self._source_metadata(i, lines)
         fixed = len(lines)  # a source's metadata block stays together
         size = len(header) + sum(len(line) + 1 for line in lines)
         size += sum(len(text) + 7 for text in inserts)
@@ -1232,6 +1247,7 @@ def _check_args(n_nodes: int, variant: str, graph: str | None) -> str:
 
 
 def _header(plan: _Plan, variant: str) -> tuple[dict[str, str], str, str]:
+    """Return the export's ``@context``, ``@id`` and ``prov:generatedAtTime``."""
     return _context(variant, plan.graph), f"{_ROAM_APP}{plan.graph}", _iso(plan.generated_ms)
 
 

@@ -16,18 +16,19 @@ from typing import Any
 import click
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from labbrain.core import LabBrain
 from labbrain.errors import LabbrainError
-from labbrain.ingest import FORMATS, LoadReport
 from labbrain.export import EXPORT_FORMATS
+from labbrain.ingest import FORMATS, LoadProgress, LoadReport
 from labbrain.queries import python_value
 from labbrain.settings import Settings
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
 
 
 class Context:
@@ -58,7 +59,7 @@ def opened(ctx: Context, *, read_only: bool, **extra: Any) -> Iterator[LabBrain]
 
 
 def _fail(error: LabbrainError) -> None:
-    err.print(f"[bold red]error:[/] {error}", markup=True)
+    err.print(Text.assemble(("error: ", "bold red"), str(error)))
     sys.exit(error.exit_code)
 
 
@@ -86,9 +87,7 @@ pass_ctx = click.make_pass_decorator(Context)
     "--format", "fmt", type=click.Choice(sorted(FORMATS)), help="Input format (needed for -)."
 )
 @click.option("--strict", is_flag=True, default=None, help="Refuse exports with any warning.")
-@click.option(
-    "--engine", type=click.Choice(["native", "pyld"]), help="JSON-LD engine for exports."
-)
+@click.option("--engine", type=click.Choice(["native", "pyld"]), help="JSON-LD engine for exports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the load reports as JSON.")
 @pass_ctx
 def load(
@@ -118,41 +117,38 @@ def load(
 
 
 @contextmanager
-def _progress_bar(min_nodes: int) -> Iterator[Callable[[str, int, int | None], None]]:
-    """A progress callback that draws a bar on a terminal for loads of ``min_nodes``+ nodes."""
-    state: dict[str, Any] = {"bar": None, "task": None}
+def _progress_bar(min_entries: int) -> Iterator[Callable[[LoadProgress], None]]:
+    """A progress callback that draws a step bar on a terminal for inputs of ``min_entries``+
+    nodes (nothing when stderr is not a terminal)."""
+    state: dict[str, Any] = {}
 
-    def update(stage: str, done: int, total: int | None) -> None:
-        if stage == "parse" and done >= min_nodes and err.is_terminal and state["bar"] is None:
+    def update(progress: LoadProgress) -> None:
+        if "bar" not in state:
+            if progress.entries < min_entries or not err.is_terminal:
+                return
             bar = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description:<8}"),
                 BarColumn(),
-                TextColumn("{task.completed:,} / {task.total:,} quads"),
+                TextColumn("step {task.completed:.0f}/{task.total:.0f}"),
                 TimeElapsedColumn(),
                 console=err,
+                transient=True,
             )
             bar.start()
-            state["bar"], state["task"] = bar, bar.add_task("writing", total=None)
-        bar = state["bar"]
-        if bar is None:
-            return
-        task: TaskID = state["task"]
-        if stage == "write":
-            bar.update(task, completed=done, total=max(total or 0, done))
-        elif stage == "index":
-            bar.update(task, description="indexing")
+            state["bar"], state["task"] = bar, bar.add_task("", total=progress.steps)
+        state["bar"].update(state["task"], description=progress.name, completed=progress.step - 1)
 
     try:
         yield update
     finally:
-        if state["bar"] is not None:
+        if "bar" in state:
             state["bar"].stop()
 
 
 def _print_report(report: LoadReport) -> None:
     verb = "replaced" if report.replaced else "loaded"
     out.print(
-        f"[bold]{report.source}[/] -> {report.graph} ({report.kind}): {verb}, "
+        f"{report.source} -> {report.graph} ({report.kind}): {verb}, "
         f"{report.quads:,} quads, {report.nodes:,} nodes, {report.indexed:,} indexed "
         f"in {report.seconds:.2f}s"
     )
@@ -162,12 +158,16 @@ def _print_report(report: LoadReport) -> None:
         out.print(_counter_table("Relations by label", "label", report.relations.most_common()))
     if report.creators:
         top = report.creators.most_common(10)
-        title = "Creators" if len(report.creators) <= 10 else f"Creators (top 10 of {len(report.creators)})"
+        title = (
+            "Creators"
+            if len(report.creators) <= 10
+            else f"Creators (top 10 of {len(report.creators)})"
+        )
         out.print(_counter_table(title, "creator", top))
     for notice in report.notices:
         out.print(f"note: {notice}")
     for warning in report.warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
+        out.print(Text.assemble(("warning: ", "yellow"), warning))
 
 
 def _counter_table(title: str, label: str, rows: list[tuple[str, int]]) -> Table:
@@ -189,14 +189,27 @@ _RESULT_FORMATS = {
 
 @main.command()
 @click.argument("sparql", required=False)
-@click.option("-f", "--file", "file", type=click.Path(exists=True, dir_okay=False), help="Read the query from FILE.")
 @click.option(
-    "--format", "fmt", type=click.Choice(["table", "json", "csv", "tsv"]), default="table", show_default=True
+    "-f",
+    "--file",
+    "file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read the query from FILE.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "tsv"]),
+    default="table",
+    show_default=True,
 )
 @click.option("--update", is_flag=True, help="Run a SPARQL update (opens the store for writing).")
 @pass_ctx
 def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: bool) -> None:
-    """Run a SPARQL query (read-only unless --update). The lb:, dg:, dgb:, dct: ... prefixes are predeclared."""
+    """Run a SPARQL query (read-only unless --update).
+
+    The rdf, rdfs, owl, xsd, dct, prov, sioc, dgb, dg and lb prefixes are predeclared.
+    """
     if bool(sparql) == bool(file):
         _fail(LabbrainError("give the query as an argument or with -f FILE (one of them)"))
     text = sparql if sparql else Path(file or "").read_text(encoding="utf-8")
@@ -205,7 +218,11 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
         if result is None:
             out.print("update done")
         elif isinstance(result, QueryBoolean):
-            out.print(json.dumps({"boolean": bool(result)}) if fmt == "json" else str(bool(result)).lower())
+            out.print(
+                json.dumps({"boolean": bool(result)})
+                if fmt == "json"
+                else str(bool(result)).lower()
+            )
         elif isinstance(result, QueryTriples):
             sys.stdout.buffer.write(result.serialize(format=RdfFormat.TURTLE) or b"")
         elif fmt == "table":
@@ -238,9 +255,21 @@ def _cell(value: Any) -> str:
 
 # ---------------------------------------------------------------------------- export
 @main.command("export")
-@click.option("--graph", "graphs", multiple=True, help="Graph to export (slug or IRI); repeatable. Default: all.")
-@click.option("--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="trig", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
+@click.option(
+    "--graph",
+    "graphs",
+    multiple=True,
+    help="Graph to export (slug or IRI); repeatable. Default: all.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="trig", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write to FILE instead of stdout.",
+)
 @pass_ctx
 def export_cmd(ctx: Context, graphs: tuple[str, ...], fmt: str, output: str | None) -> None:
     """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
@@ -295,7 +324,9 @@ def info(ctx: Context) -> None:
     """Effective settings, store location and versions."""
     settings = ctx.settings()
     out.print(f"store: {settings.store}")
-    table = Table("setting (env)", "value", "meaning", title="Effective settings", title_justify="left")
+    table = Table(
+        "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
+    )
     for name, value, doc in settings.describe():
         table.add_row(name, _cell(value), doc)
     out.print(table)
@@ -304,7 +335,8 @@ def info(ctx: Context) -> None:
 
     from labbrain import __version__
 
-    out.print(f"labbrain {__version__}, pyoxigraph {pyoxigraph.__version__}, pyld {getattr(pyld, '__version__', '?')}")
+    pyld_version = getattr(pyld, "__version__", "?")
+    out.print(f"labbrain {__version__}, pyoxigraph {pyoxigraph.__version__}, pyld {pyld_version}")
     if settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir():
         out.print("store not created yet: `labbrain load` creates it")
         return
@@ -342,7 +374,9 @@ def reindex(ctx: Context) -> None:
 @click.option("--creator", help="Only nodes by this creator.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
-def search(ctx: Context, text: str, limit: int, node_type: str | None, creator: str | None, as_json: bool) -> None:
+def search(
+    ctx: Context, text: str, limit: int, node_type: str | None, creator: str | None, as_json: bool
+) -> None:
     """Full-text (BM25) search over node titles and content."""
     with opened(ctx, read_only=True) as brain:
         stale, gone = brain.index.stale_graphs(brain.store)
@@ -354,5 +388,12 @@ def search(ctx: Context, text: str, limit: int, node_type: str | None, creator: 
             return
         table = Table("score", "type", "title", "creator", "created", "snippet")
         for hit in hits:
-            table.add_row(f"{hit.score:.2f}", hit.node_type, hit.title, _cell(hit.creator), _cell(hit.created)[:10], hit.snippet)
+            table.add_row(
+                f"{hit.score:.2f}",
+                hit.node_type,
+                hit.title,
+                _cell(hit.creator),
+                _cell(hit.created)[:10],
+                hit.snippet,
+            )
         out.print(table)

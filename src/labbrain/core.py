@@ -85,13 +85,23 @@ class LabBrain:
         data: bytes | None = None,
     ) -> LoadReport:
         """Load one file (or ``-`` stdin) into its dataset graph and index it; see ingest."""
-        report = load_source(
-            self.store, source, self.settings, graph=graph, fmt=fmt, progress=progress, data=data
-        )
-        if progress is not None:
-            progress("index", 0, None)
-        sync = self.index.sync(self.store)
-        report.indexed = sync.reindexed.get(report.graph, 0)
+        try:
+            report = load_source(
+                self.store,
+                source,
+                self.settings,
+                graph=graph,
+                fmt=fmt,
+                progress=progress,
+                data=data,
+                index_sink=self.index.replace_graph,
+            )
+        except BaseException:
+            # The index may already hold entries of the load that did not land: re-sync.
+            self.index.sync(self.store)
+            raise
+        if report.indexed is None:
+            report.indexed = self.index.index_graph(self.store, report.graph, report.load_id)
         return report
 
     def drop(self, graph: str) -> None:

@@ -10,20 +10,31 @@ page-URL links and image URLs. It also counts what a load summary reports.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
 from labbrain.errors import ExportFormatError
 from labbrain.jsonld import JsonObject, pages_base
-from labbrain.namespaces import LB, OWL, RDF, RDFS
+from labbrain.namespaces import LB, OWL, PROV, RDF, RDFS, XSD
 from labbrain.ontology import Vocabulary
+from labbrain.search import IndexRecord
+from labbrain.titles import normalise_title, title_abbreviation, wikilinks
 
-_SCHEMA_TYPES = {"nodeSchema", "dgb:NodeSchema", "https://discoursegraphs.com/schema/dg_base#NodeSchema"}
-_RELDEF_TYPES = {"relationDef", "dgb:RelationDef", "https://discoursegraphs.com/schema/dg_base#RelationDef"}
+_SCHEMA_TYPES = {
+    "nodeSchema",
+    "dgb:NodeSchema",
+    "https://discoursegraphs.com/schema/dg_base#NodeSchema",
+}
+_RELDEF_TYPES = {
+    "relationDef",
+    "dgb:RelationDef",
+    "https://discoursegraphs.com/schema/dg_base#RelationDef",
+}
 _INSTANCE_TYPES = {
     "relationInstance",
     "dgb:RelationInstance",
@@ -31,10 +42,8 @@ _INSTANCE_TYPES = {
 }
 _EXPORTER_TYPES = _SCHEMA_TYPES | _RELDEF_TYPES | _INSTANCE_TYPES
 
-_TITLE_PREFIX_RE = re.compile(r"^\s*\[\[([A-Za-z]{2,5})\]\]\s*-?\s*")
 _IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _ROAM_URL_RE = re.compile(r"https://roamresearch\.com/#/app/[^/\s)\]]+/page/[A-Za-z0-9_-]+")
-_SPACES_RE = re.compile(r"\s+")
 
 _A = NamedNode(RDF + "type")
 _SUBCLASS = NamedNode(RDFS + "subClassOf")
@@ -45,6 +54,11 @@ _LINKS_TO = NamedNode(LB + "linksTo")
 _IMAGE = NamedNode(LB + "image")
 
 
+def is_export_context(context: Any) -> bool:
+    """True when ``context`` is a Roam Discourse Graphs exporter context (any variant)."""
+    return isinstance(context, dict) and ("nodeSchema" in context or "relationInstance" in context)
+
+
 def is_discourse_export(document: Any) -> bool:
     """True when ``document`` has the shape the Roam Discourse Graphs exporter writes."""
     if not isinstance(document, dict):
@@ -52,49 +66,9 @@ def is_discourse_export(document: Any) -> bool:
     context, graph = document.get("@context"), document.get("@graph")
     if not isinstance(context, dict) or not isinstance(graph, list):
         return False
-    if "nodeSchema" in context or "relationInstance" in context:
+    if is_export_context(context):
         return True
     return any(isinstance(e, dict) and e.get("@type") in _EXPORTER_TYPES for e in graph[:1000])
-
-
-def clean_title(title: str) -> str:
-    """The title without its ``[[XXX]] -`` type prefix."""
-    return _TITLE_PREFIX_RE.sub("", title, count=1).strip()
-
-
-def title_abbreviation(title: str) -> str | None:
-    """The ``XXX`` of a ``[[XXX]] - ...`` title, or None."""
-    match = _TITLE_PREFIX_RE.match(title)
-    return match.group(1).upper() if match else None
-
-
-def normalise_title(title: str) -> str:
-    """Whitespace-collapsed title used to resolve wikilinks."""
-    return _SPACES_RE.sub(" ", title).strip()
-
-
-def wikilinks(text: str) -> list[str]:
-    """Outermost ``[[...]]`` link texts of ``text``, nested brackets included, in order."""
-    links: list[str] = []
-    depth = 0
-    start = 0
-    i = 0
-    n = len(text)
-    while i < n - 1:
-        pair = text[i : i + 2]
-        if pair == "[[":
-            if depth == 0:
-                start = i + 2
-            depth += 1
-            i += 2
-        elif pair == "]]" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                links.append(text[start:i])
-            i += 2
-        else:
-            i += 1
-    return links
 
 
 @dataclass
@@ -115,6 +89,21 @@ class Node:
     title: str
     type_label: str
     creator: str | None
+    content: str
+    created: str | None
+    modified: str | None
+
+    def index_record(self) -> IndexRecord:
+        """The text-index record of this node (the same one a re-index builds from the store)."""
+        return IndexRecord(
+            iri=self.iri,
+            title=self.title,
+            content=self.content,
+            node_type=self.type_label,
+            creator=self.creator,
+            created=self.created,
+            modified=self.modified,
+        )
 
 
 @dataclass
@@ -130,6 +119,7 @@ class ExportAnalysis:
     creators: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     derived: list[Triple] = field(default_factory=list)
+    terms: dict[str, NamedNode] = field(default_factory=dict)  # node IRI -> its term
     entries: int = 0
 
     @property
@@ -146,8 +136,12 @@ class _Expander:
         self.label = label
 
     def __call__(self, value: Any, position: str) -> str:
+        if self.base is not None and type(value) is str and value.startswith("pages:"):
+            return self.base + value[6:]  # the common case, kept fast
         if not isinstance(value, str) or not value:
-            raise ExportFormatError(self.label, f"expected a page reference, got {value!r}", position)
+            raise ExportFormatError(
+                self.label, f"expected a page reference, got {value!r}", position
+            )
         prefix, sep, local = value.partition(":")
         if sep and prefix in ("pages", "page"):
             if self.base is None:
@@ -165,7 +159,9 @@ def _text(entry: JsonObject, key: str, position: str, label: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ExportFormatError(label, f"'{key}' must be a string, got {type(value).__name__}", position)
+        raise ExportFormatError(
+            label, f"'{key}' must be a string, got {type(value).__name__}", position
+        )
     return value
 
 
@@ -199,7 +195,9 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
         if not isinstance(entry, dict):
             raise ExportFormatError(label, "expected an object", position)
         if "@context" in entry:
-            raise ExportFormatError(label, "nested @context is not part of the export format", position)
+            raise ExportFormatError(
+                label, "nested @context is not part of the export format", position
+            )
         kind = entry.get("@type")
         if kind in _SCHEMA_TYPES and "title" not in entry:
             iri = expand(entry.get("@id"), position)
@@ -219,9 +217,19 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
         elif "title" in entry or kind in _SCHEMA_TYPES:
             pending_nodes.append((index, entry))
 
+    generated = document.get("prov:generatedAtTime")
+    if export_id and isinstance(generated, str):
+        with contextlib.suppress(ValueError):
+            result.derived.append(
+                Triple(
+                    NamedNode(export_id),
+                    NamedNode(PROV + "generatedAtTime"),
+                    Literal(generated, datatype=NamedNode(XSD + "dateTime")),
+                )
+            )
     _derive_schema_triples(result, vocab)
-    titles = _collect_nodes(result, pending_nodes, expand, vocab, label)
-    _derive_links(result, pending_nodes, titles)
+    _collect_nodes(result, pending_nodes, expand, vocab, label)
+    _derive_links(result)
     _derive_relations(result, pending_instances, expand, label)
     missing_creator = sum(1 for node in result.nodes.values() if not node.creator)
     if missing_creator:
@@ -249,26 +257,30 @@ def _collect_nodes(
     expand: _Expander,
     vocab: Vocabulary,
     label: str,
-) -> dict[str, str]:
-    """Fill ``result.nodes``; return normalised title -> node IRI for wikilink resolution."""
-    titles: dict[str, str] = {}
+) -> None:
+    """Fill ``result.nodes`` (with their NamedNode in ``result.terms``) and type them."""
     unknown_schemas: Counter[str] = Counter()
     typed_from_title = untyped = 0
+    schema_kinds = {iri: vocab.node_kind_by_label(name) for iri, name in result.schemas.items()}
     for index, entry in pending:
         position = f"@graph[{index}]"
         iri = expand(entry.get("@id"), position)
         title = _text(entry, "title", position, label) or ""
         creator = _text(entry, "creator", position, label)
-        _text(entry, "content", position, label)
+        content = _text(entry, "content", position, label) or ""
+        created = _text(entry, "created", position, label)
+        modified = _text(entry, "modified", position, label)
         declared = entry.get("@type")
-        schema_iri = expand(declared, position) if isinstance(declared, str) and ":" in declared else None
+        schema_iri = (
+            expand(declared, position) if isinstance(declared, str) and ":" in declared else None
+        )
         kind = None
         if schema_iri is not None and schema_iri in result.schemas:
             type_label = result.schemas[schema_iri]
-            kind = vocab.node_kind_by_label(type_label)
+            kind = schema_kinds[schema_iri]
         else:
             if schema_iri is not None:
-                unknown_schemas[declared] += 1
+                unknown_schemas[str(declared)] += 1
             abbreviation = title_abbreviation(title)
             if abbreviation:
                 kind = vocab.node_kind_by_abbreviation(abbreviation)
@@ -280,12 +292,12 @@ def _collect_nodes(
             else:
                 untyped += 1
                 type_label = "Untyped"
+        term = result.terms[iri] = NamedNode(iri)
         if kind is not None:
-            result.derived.append(Triple(NamedNode(iri), _A, NamedNode(kind.iri)))
-        result.nodes[iri] = Node(iri=iri, title=title, type_label=type_label, creator=creator)
+            result.derived.append(Triple(term, _A, NamedNode(kind.iri)))
+        result.nodes[iri] = Node(iri, title, type_label, creator, content, created, modified)
         if creator:
             result.creators[creator] += 1
-        titles.setdefault(normalise_title(title), iri)
     for schema, count in sorted(unknown_schemas.items()):
         result.warnings.append(f"unknown node schema {schema} on {count} node(s)")
     if typed_from_title:
@@ -294,29 +306,30 @@ def _collect_nodes(
         )
     if untyped:
         result.warnings.append(f"{untyped} node(s) have no known node type and stay untyped")
-    return titles
 
 
-def _derive_links(
-    result: ExportAnalysis, pending: list[tuple[int, JsonObject]], titles: dict[str, str]
-) -> None:
+def _derive_links(result: ExportAnalysis) -> None:
+    """Wikilinks by title and Roam page URLs to nodes of the export, and image URLs."""
+    titles: dict[str, str] = {}
+    for node in result.nodes.values():
+        titles.setdefault(normalise_title(node.title), node.iri)
     bad_images = 0
-    for _, entry in pending:
-        content = entry.get("content") or ""
+    for node in result.nodes.values():
+        content = node.content
         if not content:
             continue
-        node_iri = _node_iri(result, entry["@id"])
-        subject = NamedNode(node_iri)
+        subject = result.terms[node.iri]
         targets: set[str] = set()
         for link in wikilinks(content):
-            target = titles.get(normalise_title(link))
+            target = titles.get(link) or titles.get(normalise_title(link))
             if target is not None:
                 targets.add(target)
-        for url in _ROAM_URL_RE.findall(content):
-            if url in result.nodes:
-                targets.add(url)
-        targets.discard(node_iri)
-        result.derived.extend(Triple(subject, _LINKS_TO, NamedNode(t)) for t in sorted(targets))
+        if "roamresearch.com" in content:
+            targets.update(url for url in _ROAM_URL_RE.findall(content) if url in result.nodes)
+        targets.discard(node.iri)
+        result.derived.extend(Triple(subject, _LINKS_TO, result.terms[t]) for t in sorted(targets))
+        if "![" not in content:
+            continue
         for url in dict.fromkeys(_IMAGE_RE.findall(content)):
             try:
                 image = NamedNode(url)
@@ -326,13 +339,6 @@ def _derive_links(
             result.derived.append(Triple(subject, _IMAGE, image))
     if bad_images:
         result.warnings.append(f"{bad_images} image link(s) are not valid URLs and were skipped")
-
-
-def _node_iri(result: ExportAnalysis, reference: str) -> str:
-    prefix, _, local = reference.partition(":")
-    if prefix in ("pages", "page") and result.pages_base is not None:
-        return result.pages_base + local
-    return reference
 
 
 def _derive_relations(
@@ -363,7 +369,7 @@ def _derive_relations(
         if key3 in seen:
             continue
         seen.add(key3)
-        subject, obj = NamedNode(source), NamedNode(destination)
+        subject, obj = result.terms[source], result.terms[destination]
         result.derived.append(Triple(subject, NamedNode(predicate), obj))
         if rel.core is not None:
             result.derived.append(Triple(subject, NamedNode(rel.core), obj))
@@ -376,4 +382,3 @@ def _derive_relations(
         result.warnings.append(
             f"{unknown_predicate} relation instance(s) use a predicate with no relationDef"
         )
-

@@ -54,5 +54,7 @@ def export(store: QuadStore, output: IO[bytes], fmt: str, graphs: list[str] | No
     store.dump(buffer, RdfFormat.N_QUADS, graphs)
     expanded = jsonld.from_rdf(buffer.getvalue().decode("utf-8"), {"format": "application/n-quads"})
     compacted = jsonld.compact(expanded, {"@context": EXPORT_CONTEXT})
-    output.write(json.dumps(compacted, indent=2, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    output.write(
+        json.dumps(compacted, indent=2, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    )
     output.write(b"\n")

@@ -9,22 +9,30 @@ JSON-LD and Turtle / TriG / N-Triples / N-Quads load as plain RDF.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
-import itertools
+import json
 import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 
 from labbrain import jsonld
-from labbrain.discourse import ExportAnalysis, analyse_export, is_discourse_export
+from labbrain.discourse import (
+    ExportAnalysis,
+    analyse_export,
+    is_discourse_export,
+    is_export_context,
+)
 from labbrain.errors import (
     ExportFormatError,
     InputError,
@@ -33,7 +41,6 @@ from labbrain.errors import (
 )
 from labbrain.namespaces import (
     DATASET_GRAPH_PREFIX,
-    DCT,
     LB,
     RDF,
     RESERVED_GRAPH_PREFIX,
@@ -43,12 +50,27 @@ from labbrain.namespaces import (
     slugify,
 )
 from labbrain.ontology import vocabulary
+from labbrain.search import IndexRecord
 from labbrain.settings import Settings
-from labbrain.store import QuadStore
+from labbrain.store import GraphPart, GraphWriter, QuadStore, RdfDocument
 
-#: progress(stage, done, total): "parse" reports the number of page nodes once parsed, "write"
-#: the quads written so far against an estimate, "index" the start of indexing.
-Progress = Callable[[str, int, int | None], None]
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """Where a load is: step ``step`` of ``steps`` (1-based), named ``name``.
+
+    ``entries`` is the number of ``@graph`` entries of the input (0 until it is parsed), which
+    lets a front end decide whether the load is big enough to show a progress bar.
+    """
+
+    name: str
+    step: int
+    steps: int
+    entries: int
+
+
+Progress = Callable[[LoadProgress], None]
+STEPS = ("read", "parse", "write", "derive", "commit")
 
 FORMATS: dict[str, RdfFormat | None] = {
     "jsonld": None,
@@ -66,7 +88,6 @@ SUFFIXES = {
     ".nt": "ntriples",
     ".nq": "nquads",
 }
-_PROGRESS_EVERY = 20_000
 
 
 @dataclass
@@ -77,6 +98,7 @@ class LoadReport:
     graph: str
     slug: str
     kind: str
+    load_id: str = ""
     quads: int = 0
     replaced: bool = False
     nodes_by_type: Counter[str] = field(default_factory=Counter)
@@ -84,7 +106,7 @@ class LoadReport:
     creators: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    indexed: int = 0
+    indexed: int | None = None
     seconds: float = 0.0
 
     @property
@@ -113,15 +135,20 @@ class LoadReport:
 
 @dataclass
 class Prepared:
-    """An input understood and ready to write."""
+    """An input understood and ready to write.
+
+    ``first`` is the bulk of the data. For discourse-graph exports ``export`` is the parsed
+    export (possibly with its ``@graph`` still undecoded), analysed while ``first`` is being
+    written.
+    """
 
     kind: str
-    quads: Iterable[Triple | Quad]
+    first: GraphPart
     slug_hint: str
+    entries: int = 0
     export_id: str | None = None
-    analysis: ExportAnalysis | None = None
+    export: jsonld.JsonInput | None = None
     notices: list[str] = field(default_factory=list)
-    estimated_quads: int | None = None
 
 
 def read_source(source: str, settings: Settings) -> bytes:
@@ -145,7 +172,9 @@ def detect_format(source: str, explicit: str | None) -> str:
     """The input format name: ``explicit`` if given, else from the file suffix."""
     if explicit:
         if explicit not in FORMATS:
-            raise UnsupportedFormat(source, f"unknown format {explicit!r}; use one of {', '.join(FORMATS)}")
+            raise UnsupportedFormat(
+                source, f"unknown format {explicit!r}; use one of {', '.join(FORMATS)}"
+            )
         return explicit
     if source == "-":
         raise UnsupportedFormat(source, "reading stdin needs --format")
@@ -167,26 +196,48 @@ def context_variant(context: dict[str, Any]) -> str:
     return "2025-12"
 
 
-def prepare(data: bytes, source: str, fmt: str, settings: Settings) -> Prepared:
-    """Understand an input and give the quads to write. Raises InputError subclasses."""
+def prepare(
+    data: bytes, source: str, fmt: str, settings: Settings, *, fast: bool = True
+) -> Prepared:
+    """Understand an input and say what to write. Raises InputError subclasses.
+
+    With ``fast`` (and the native engine), a discourse-graph export's ``@graph`` is not
+    decoded here: it goes to the store as text and is decoded by the analysis, in parallel.
+    """
     stem = slugify(Path(source).stem) if source != "-" else "stdin"
     rdf_format = FORMATS[fmt]
     if rdf_format is not None:
-        notices = []
         if rdf_format.supports_datasets:
-            notices.append("named graphs of the file are merged into the dataset graph")
-        return Prepared(
-            kind=fmt, quads=jsonld.parse_rdf(data, rdf_format, source), slug_hint=stem, notices=notices
-        )
-    document = jsonld.read_json(data, source, settings.max_json_depth)
-    if isinstance(document, dict) and isinstance(document.get("@context"), dict) and is_discourse_export(document):
-        return _prepare_export(document, source, settings, stem)
+            return Prepared(
+                kind=fmt,
+                first=jsonld.parse_rdf(data, rdf_format, source),
+                slug_hint=stem,
+                notices=["named graphs of the file are merged into the dataset graph"],
+            )
+        return Prepared(kind=fmt, first=RdfDocument(data, rdf_format, source), slug_hint=stem)
+    native = settings.jsonld_engine == "native"
+    parsed = jsonld.read_json(
+        data,
+        source,
+        settings.max_json_depth,
+        check_nesting=False,
+        defer="@graph" if fast and native else None,
+    )
+    if parsed.deferred is not None and not is_export_context(parsed.value.get("@context")):
+        parsed.complete()
+    if native and (parsed.deferred is not None or is_discourse_export(parsed.value)):
+        # The streaming native parser is not recursive: the nesting check runs beside it, in
+        # the analysis, which rejects the export (and rolls the write back) if it fails.
+        return _prepare_export(parsed, source, settings, stem)
+    document = parsed.value
+    jsonld.check_depth(document, source, settings.max_json_depth)
+    if is_discourse_export(document):
+        return _prepare_export(parsed, source, settings, stem)
     if not _looks_like_jsonld(document):
         raise ExportFormatError(source, "JSON without @context or @-keywords is not JSON-LD")
-    quads = jsonld.quads_pyld(document, source, settings.jsonld_contexts)
     return Prepared(
         kind="JSON-LD",
-        quads=quads,
+        first=jsonld.quads_pyld(document, source, settings.jsonld_contexts),
         slug_hint=stem,
         notices=["not a discourse-graph export: loaded as plain RDF"],
     )
@@ -199,32 +250,42 @@ def _looks_like_jsonld(document: Any) -> bool:
 
 
 def _prepare_export(
-    document: dict[str, Any], source: str, settings: Settings, stem: str
+    parsed: jsonld.JsonInput, source: str, settings: Settings, stem: str
 ) -> Prepared:
-    analysis = analyse_export(document, source, vocabulary())
-    if settings.strict_load and analysis.warnings:
-        raise ExportFormatError(
-            source, "strict load refused: " + "; ".join(analysis.warnings)
-        )
-    repaired = dict(document)
-    repaired["@context"] = jsonld.repair_context(document["@context"])
+    """The repaired export as the bulk part; its analysis happens in :func:`load_source`."""
+    head: dict[str, Any] = parsed.value
+    context = head["@context"]
+    repaired = jsonld.repair_context(context)
+    # Only @context and @graph go to the JSON-LD engine: the export's own @id would make
+    # @graph a named graph (its prov:generatedAtTime is re-attached among the derived triples).
+    first: GraphPart
     if settings.jsonld_engine == "pyld":
-        raw = jsonld.quads_pyld(repaired, source, settings.jsonld_contexts)
+        first = jsonld.quads_pyld(
+            {"@context": repaired, "@graph": head["@graph"]}, source, settings.jsonld_contexts
+        )
     else:
-        raw = jsonld.quads_native(repaired, source)
+        start, end = parsed.spans["@graph"]
+        text = '{"@context":' + json.dumps(repaired) + ',"@graph":' + parsed.text[start:end] + "}"
+        first = RdfDocument(text.encode("utf-8"), RdfFormat.JSON_LD, source)
+    export_id = head.get("@id") if isinstance(head.get("@id"), str) else None
     slug = stem
-    if analysis.export_id and "/app/" in analysis.export_id:
-        slug = slugify(analysis.export_id.rsplit("/app/", 1)[1])
-    variant = context_variant(document["@context"])
-    estimate = sum(len(e) for e in document["@graph"] if isinstance(e, dict)) + len(analysis.derived)
+    if export_id and "/app/" in export_id:
+        slug = slugify(export_id.rsplit("/app/", 1)[1])
+    graph = head.get("@graph")
     return Prepared(
-        kind=f"discourse-graph export ({variant} context)",
-        quads=itertools.chain(raw, analysis.derived),
+        kind=f"discourse-graph export ({context_variant(context)} context)",
+        first=first,
         slug_hint=slug,
-        export_id=analysis.export_id,
-        analysis=analysis,
-        estimated_quads=estimate,
+        entries=len(graph) if isinstance(graph, list) else _estimate_entries(parsed),
+        export_id=export_id,
+        export=parsed,
     )
+
+
+def _estimate_entries(parsed: jsonld.JsonInput) -> int:
+    """Roughly how many @graph entries an undecoded export has (for progress display only)."""
+    start, end = parsed.spans["@graph"]
+    return parsed.text.count('"@type"', start, end)
 
 
 def target_graph(graph: str | None, slug_hint: str) -> str:
@@ -241,15 +302,17 @@ def target_graph(graph: str | None, slug_hint: str) -> str:
 
 
 def _load_record(
-    graph: str, source: str, digest: str, prepared: Prepared, quads: int, load_id: str
+    graph: str, source: str, digest: str, prepared: Prepared, quads: int, nodes: int, load_id: str
 ) -> list[Quad]:
+    """The system-graph description of a dataset load."""
     system = NamedNode(SYSTEM_GRAPH)
     subject = NamedNode(graph)
 
     def lit(value: object, datatype: str | None = None) -> Literal:
-        return Literal(str(value), datatype=NamedNode(datatype)) if datatype else Literal(str(value))
+        return (
+            Literal(str(value), datatype=NamedNode(datatype)) if datatype else Literal(str(value))
+        )
 
-    nodes = prepared.analysis.nodes if prepared.analysis else {}
     facts: list[tuple[str, NamedNode | Literal]] = [
         (RDF + "type", NamedNode(LB + "Dataset")),
         (LB + "graph", subject),
@@ -259,28 +322,56 @@ def _load_record(
         (LB + "sourceDigest", lit(digest)),
         (LB + "format", lit(prepared.kind)),
         (LB + "quadCount", lit(quads, XSD + "integer")),
-        (LB + "nodeCount", lit(len(nodes), XSD + "integer")),
+        (LB + "nodeCount", lit(nodes, XSD + "integer")),
     ]
     if source != "-":
         facts.append((LB + "sourceFile", lit(str(Path(source).resolve()))))
     if prepared.export_id:
-        try:
+        with contextlib.suppress(ValueError):  # an @id that is not an IRI is just not recorded
             facts.append((LB + "exportId", NamedNode(prepared.export_id)))
-        except ValueError:
-            pass
-    if prepared.analysis and prepared.analysis.export_id:
-        facts.append((DCT + "source", lit(prepared.analysis.export_id)))
     return [Quad(subject, NamedNode(p), o, system) for p, o in facts]
 
 
-def _counted(
-    quads: Iterable[Triple | Quad], counter: list[int], progress: Progress | None, total: int | None
-) -> Iterator[Triple | Quad]:
-    for item in quads:
-        counter[0] += 1
-        if progress is not None and counter[0] % _PROGRESS_EVERY == 0:
-            progress("write", counter[0], total)
-        yield item
+#: Writes the text-index records of a dataset graph for a load id; returns how many.
+IndexSink = Callable[[str, str, list[IndexRecord]], int]
+
+
+@dataclass
+class _Analysed:
+    analysis: ExportAnalysis
+    indexed: int | None
+
+
+def _analyse(
+    prepared: Prepared,
+    source: str,
+    settings: Settings,
+    writer: GraphWriter,
+    index: Callable[[list[IndexRecord]], int] | None,
+) -> _Analysed:
+    """Check and analyse an export, write its derived triples, then index its nodes.
+
+    Runs in a worker thread beside the bulk write of the export itself.
+    """
+    assert prepared.export is not None
+    document = prepared.export.complete()
+    jsonld.check_depth(document, source, settings.max_json_depth)
+    if not is_discourse_export(document):
+        raise ExportFormatError(source, "has an exporter @context but its @graph is not an export")
+    analysis = analyse_export(document, source, vocabulary())
+    if settings.strict_load and analysis.warnings:
+        raise ExportFormatError(source, "strict load refused: " + "; ".join(analysis.warnings))
+    derived = serialize(analysis.derived, format=RdfFormat.N_TRIPLES) or b""
+    if index is None:
+        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+        return _Analysed(analysis, None)
+    records = [node.index_record() for node in analysis.nodes.values()]
+    # Indexing (mostly inside SQLite) and the derived write (inside the store) both release
+    # the GIL, so they overlap.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="labbrain-index") as pool:
+        indexed = pool.submit(index, records)
+        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+        return _Analysed(analysis, indexed.result())
 
 
 def load_source(
@@ -292,52 +383,101 @@ def load_source(
     fmt: str | None = None,
     progress: Progress | None = None,
     data: bytes | None = None,
+    index_sink: IndexSink | None = None,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
 
-    All or nothing: on any error the store is unchanged. The returned report carries the
-    counts for the summary; the caller re-indexes the graph (see LabBrain.load).
+    All or nothing: on any error the store is unchanged. For a discourse-graph export the
+    analysis (checks, counts, derived triples) and ``index_sink`` run in a worker thread while
+    the bulk of the export is written; an error found there still rolls the write back, and
+    index entries written by then are stale (the caller re-syncs the index). ``indexed`` in
+    the report is None when nothing was indexed during the load.
     """
     started = time.perf_counter()
+    entries = 0
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(LoadProgress(name, STEPS.index(name) + 1, len(STEPS), entries))
+
+    step("read")
     fmt_name = detect_format(source, fmt)
     raw = data if data is not None else read_source(source, settings)
-    if progress is not None:
-        progress("parse", 0, None)
     prepared = prepare(raw, source, fmt_name, settings)
-    if progress is not None:
-        nodes = len(prepared.analysis.nodes) if prepared.analysis else 0
-        progress("parse", nodes, nodes)
+    entries = prepared.entries
+    try:
+        report = _load_prepared(store, source, settings, raw, prepared, graph, step, index_sink)
+    except jsonld.DeferredMemberNotLast:
+        # Rolled back already; an unusual member order: read the file the thorough way.
+        prepared = prepare(raw, source, fmt_name, settings, fast=False)
+        report = _load_prepared(store, source, settings, raw, prepared, graph, step, index_sink)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _load_prepared(
+    store: QuadStore,
+    source: str,
+    settings: Settings,
+    raw: bytes,
+    prepared: Prepared,
+    graph: str | None,
+    step: Callable[[str], None],
+    index_sink: IndexSink | None,
+) -> LoadReport:
+    """Write a prepared input into its dataset graph (see load_source)."""
+    step("parse")
     target = target_graph(graph, prepared.slug_hint)
     replaced = store.has_graph(target)
     load_id = uuid.uuid4().hex
     digest = hashlib.sha256(raw).hexdigest()
-    counter = [0]
+    outcome: list[_Analysed] = []
+    written = [0]
+
+    def fill(writer: GraphWriter) -> None:
+        step("write")
+        if prepared.export is None:
+            writer.write(prepared.first)
+            return
+        sink = None
+        if index_sink is not None:
+            sink = functools.partial(index_sink, target, load_id)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="labbrain-analyse") as pool:
+            future = pool.submit(_analyse, prepared, source, settings, writer, sink)
+            try:
+                writer.write(prepared.first)
+            finally:
+                step("derive")
+                # Always wait for the worker: nothing may write once the fill returns.
+                outcome.append(future.result())
 
     def record(committing: QuadStore) -> None:
+        step("commit")
+        written[0] = committing.count(target)
+        nodes = len(outcome[0].analysis.nodes) if outcome else 0
         subject = NamedNode(target)
         committing.remove_quads(list(committing.quads(SYSTEM_GRAPH, subject)))
-        committing.add_quads(_load_record(target, source, digest, prepared, counter[0], load_id))
+        committing.add_quads(
+            _load_record(target, source, digest, prepared, written[0], nodes, load_id)
+        )
 
-    written = store.replace_graph(
-        target,
-        _counted(prepared.quads, counter, progress, prepared.estimated_quads),
-        on_commit=record,
-    )
-    if progress is not None:
-        progress("write", written, written)
+    store.replace_graph(target, fill, on_commit=record)
+
     report = LoadReport(
         source=source,
         graph=target,
         slug=target.removeprefix(DATASET_GRAPH_PREFIX),
         kind=prepared.kind,
-        quads=written,
+        load_id=load_id,
+        quads=written[0],
         replaced=replaced,
         notices=list(prepared.notices),
     )
-    if prepared.analysis is not None:
-        report.nodes_by_type = prepared.analysis.nodes_by_type
-        report.relations = prepared.analysis.relations
-        report.creators = prepared.analysis.creators
-        report.warnings = list(prepared.analysis.warnings)
-    report.seconds = time.perf_counter() - started
+    if outcome:
+        analysis = outcome[0].analysis
+        report.nodes_by_type = analysis.nodes_by_type
+        report.relations = analysis.relations
+        report.creators = analysis.creators
+        report.warnings = list(analysis.warnings)
+        report.indexed = outcome[0].indexed
     return report

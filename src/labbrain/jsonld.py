@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,27 +27,140 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_json(data: bytes, label: str, max_depth: int) -> Any:
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_WHITESPACE = " \t\n\r"
+
+
+class DeferredMemberNotLast(Exception):
+    """The deferred member turned out not to be the last one of the top-level object."""
+
+
+@dataclass
+class JsonInput:
+    """A decoded JSON document, with the text span of each top-level member's value.
+
+    The spans let a caller splice a member's original text into a new document without
+    serialising it again. When reading deferred a final member (``deferred``), its value is
+    not decoded yet: its span runs to the closing brace and :meth:`complete` decodes it.
+    """
+
+    value: Any
+    text: str
+    label: str
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    deferred: str | None = None
+
+    def complete(self) -> Any:
+        """Decode the deferred member (if any) into ``value`` and return ``value``.
+
+        Raises ExportFormatError for invalid JSON and DeferredMemberNotLast when other
+        members follow it (then its span was wrong).
+        """
+        if self.deferred is None:
+            return self.value
+        key, (start, _) = self.deferred, self.spans[self.deferred]
+        try:
+            member, end = _DECODER.raw_decode(self.text, start)
+        except json.JSONDecodeError as err:
+            raise _syntax_error(self.label, err) from None
+        except ValueError as err:
+            raise ExportFormatError(self.label, f"invalid JSON: {err}") from None
+        except RecursionError:
+            raise InputTooLarge(self.label, "JSON nested too deeply") from None
+        if _skip(self.text, end) != self.spans[key][1]:
+            raise DeferredMemberNotLast(key)
+        self.value[key] = member
+        self.spans[key] = (start, end)
+        self.deferred = None
+        return self.value
+
+
+def _syntax_error(label: str, err: json.JSONDecodeError) -> ExportFormatError:
+    return ExportFormatError(
+        label, f"invalid JSON: {err.msg}", f"line {err.lineno}, column {err.colno}"
+    )
+
+
+def _skip(text: str, index: int) -> int:
+    while index < len(text) and text[index] in _WHITESPACE:
+        index += 1
+    return index
+
+
+def _decode_object_with_spans(text: str, defer: str | None) -> JsonInput:
+    """Decode a top-level JSON object, recording where each member's value starts and ends.
+
+    A member named ``defer`` is left undecoded, assumed to run to the final closing brace.
+    """
+    result = JsonInput({}, text, "")
+    index = _skip(text, _skip(text, 0) + 1)  # past "{"
+    if text.startswith("}", index):
+        index += 1
+    else:
+        while True:
+            if not text.startswith('"', index):
+                raise json.JSONDecodeError(
+                    "Expecting property name enclosed in double quotes", text, index
+                )
+            key, index = json.decoder.scanstring(text, index + 1)  # type: ignore[attr-defined]
+            index = _skip(text, index)
+            if not text.startswith(":", index):
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, index)
+            start = _skip(text, index + 1)
+            closing = text.rstrip(_WHITESPACE)
+            if key == defer and closing.endswith("}"):
+                result.spans[key] = (start, len(closing) - 1)
+                result.deferred = key
+                return result
+            member, end = _DECODER.raw_decode(text, start)
+            result.value[key], result.spans[key] = member, (start, end)
+            index = _skip(text, end)
+            if text.startswith(",", index):
+                index = _skip(text, index + 1)
+                continue
+            if text.startswith("}", index):
+                index += 1
+                break
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, index)
+    if _skip(text, index) != len(text):
+        raise json.JSONDecodeError("Extra data", text, _skip(text, index))
+    return result
+
+
+def read_json(
+    data: bytes,
+    label: str,
+    max_depth: int,
+    *,
+    check_nesting: bool = True,
+    defer: str | None = None,
+) -> JsonInput:
     """Decode ``data`` as strict UTF-8 JSON (no NaN/Infinity) nested at most ``max_depth``.
 
     Raises ExportFormatError with the byte, line or column of the fault, or InputTooLarge.
+    With ``check_nesting=False`` the caller runs :func:`check_depth` itself (later). With
+    ``defer``, a top-level member of that name that comes last is decoded only by
+    :meth:`JsonInput.complete`.
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ExportFormatError(label, "invalid UTF-8", f"byte {err.start}") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        if text.lstrip(_WHITESPACE).startswith("{"):
+            parsed = _decode_object_with_spans(text, defer)
+            parsed.label = label
+        else:
+            parsed = JsonInput(_DECODER.decode(text), text, label)
     except json.JSONDecodeError as err:
-        raise ExportFormatError(
-            label, f"invalid JSON: {err.msg}", f"line {err.lineno}, column {err.colno}"
-        ) from None
+        raise _syntax_error(label, err) from None
     except ValueError as err:  # NaN / Infinity
         raise ExportFormatError(label, f"invalid JSON: {err}") from None
     except RecursionError:
         raise InputTooLarge(label, f"JSON nested deeper than {max_depth} levels") from None
-    check_depth(value, label, max_depth)
-    return value
+    if check_nesting and parsed.deferred is None:
+        check_depth(parsed.value, label, max_depth)
+    return parsed
 
 
 def check_depth(value: Any, label: str, max_depth: int) -> None:
@@ -176,10 +290,14 @@ def _remote_refusal(err: BaseException) -> RemoteContextRefused | None:
 
 
 # ---------------------------------------------------------------- to RDF
+def dump_json(document: JsonObject) -> bytes:
+    """Compact UTF-8 JSON bytes of ``document``."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def quads_native(document: JsonObject, label: str) -> Iterator[Quad]:
     """RDF of ``document`` through pyoxigraph's JSON-LD parser; blank nodes get fresh ids."""
-    data = json.dumps(document, ensure_ascii=False).encode("utf-8")
-    return _guarded(parse(data, RdfFormat.JSON_LD, rename_blank_nodes=True), label)
+    return _guarded(parse(dump_json(document), RdfFormat.JSON_LD, rename_blank_nodes=True), label)
 
 
 def quads_pyld(

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, parse
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple, parse
 
 from labbrain.namespaces import LB, ONTOLOGY_GRAPH, OWL, RDF, RDFS, SYSTEM_GRAPH
 from labbrain.resources import read_resources
@@ -48,28 +48,29 @@ class Vocabulary:
     relations: dict[str, str] = field(default_factory=dict)  # iri -> label
     declared: set[str] = field(default_factory=set)  # every IRI with an rdf:type
 
+    @cached_property
+    def _kinds_by_label(self) -> dict[str, NodeKind]:
+        return {normalise_label(kind.label): kind for kind in self.node_kinds.values()}
+
+    @cached_property
+    def _kinds_by_abbreviation(self) -> dict[str, NodeKind]:
+        return {k.abbreviation: k for k in self.node_kinds.values() if k.abbreviation}
+
+    @cached_property
+    def _relations_by_label(self) -> dict[str, str]:
+        return {normalise_label(label): iri for iri, label in self.relations.items()}
+
     def node_kind_by_label(self, label: str) -> NodeKind | None:
         """The core node class whose label matches ``label`` (normalised), if any."""
-        key = normalise_label(label)
-        for kind in self.node_kinds.values():
-            if normalise_label(kind.label) == key:
-                return kind
-        return None
+        return self._kinds_by_label.get(normalise_label(label))
 
     def node_kind_by_abbreviation(self, abbreviation: str) -> NodeKind | None:
         """The core node class exporters title with ``[[abbreviation]]``, if any."""
-        for kind in self.node_kinds.values():
-            if kind.abbreviation == abbreviation.upper():
-                return kind
-        return None
+        return self._kinds_by_abbreviation.get(abbreviation.upper())
 
     def relation_by_label(self, label: str) -> str | None:
         """The core relation property whose label matches ``label`` (normalised), if any."""
-        key = normalise_label(label)
-        for iri, rel_label in self.relations.items():
-            if normalise_label(rel_label) == key:
-                return iri
-        return None
+        return self._relations_by_label.get(normalise_label(label))
 
 
 @lru_cache(maxsize=1)
@@ -85,7 +86,7 @@ def vocabulary() -> Vocabulary:
     vocab = Vocabulary(digest=digest, triples=triples)
     by_subject: dict[str, dict[str, list[str]]] = {}
     for quad in triples:
-        if isinstance(quad.subject, NamedNode):
+        if isinstance(quad.subject, NamedNode) and not isinstance(quad.object, Triple):
             props = by_subject.setdefault(quad.subject.value, {})
             props.setdefault(quad.predicate.value, []).append(quad.object.value)
     dg_node = "https://discoursegraphs.com/schema/dg_core#DiscourseNode"
@@ -99,7 +100,7 @@ def vocabulary() -> Vocabulary:
                 iri=iri,
                 label=label,
                 description=(props.get(RDFS + "comment") or [""])[0],
-                abbreviation=(props.get(LB + "abbreviation") or [None])[0],
+                abbreviation=next(iter(props.get(LB + "abbreviation", [])), None),
             )
         if OWL + "ObjectProperty" in types and label[:1].isupper():
             vocab.relations[iri] = label
@@ -130,8 +131,8 @@ def ensure_ontology(store: QuadStore) -> bool:
     system = NamedNode(SYSTEM_GRAPH)
     digest_pred = NamedNode(LB + "ontologyDigest")
     subject = NamedNode(ONTOLOGY_GRAPH)
-    recorded = [q.object.value for q in store.quads(SYSTEM_GRAPH, subject, digest_pred)]
-    if recorded == [vocab.digest] and store.has_graph(ONTOLOGY_GRAPH):
+    recorded = [str(q.object) for q in store.quads(SYSTEM_GRAPH, subject, digest_pred)]
+    if recorded == [str(Literal(vocab.digest))] and store.has_graph(ONTOLOGY_GRAPH):
         return False
     if store.has_graph(ONTOLOGY_GRAPH):
         store.drop_graph(ONTOLOGY_GRAPH)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from labbrain import queries
-from labbrain.discourse import clean_title
 from labbrain.store import QuadStore
+from labbrain.titles import clean_title
 
 SCHEMA_VERSION = "1"
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
@@ -47,12 +47,26 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
 
 
 @dataclass(frozen=True)
+class IndexRecord:
+    """What the index stores of one node. Built from the store (re-index) or from a parsed
+    export (load); both give the same record for the same node."""
+
+    iri: str
+    title: str
+    content: str
+    node_type: str
+    creator: str | None
+    created: str | None
+    modified: str | None
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """One search result, with its attribution."""
 
     graph: str
     iri: str
-    title: str
+    title: str  # without the [[XXX]] - prefix
     node_type: str
     creator: str | None
     created: str | None
@@ -154,32 +168,47 @@ class TextIndex:
 
     def index_graph(self, store: QuadStore, graph: str, load_id: str) -> int:
         """Replace the index rows of ``graph`` with its nodes from the store; return how many."""
-        rows = queries.run(store, "index_nodes", graph=graph)
-        seen: set[str] = set()
-        records: list[tuple[Any, ...]] = []
-        for row in rows:
-            if row["node"] in seen:
-                continue
-            seen.add(row["node"])
-            records.append(
-                (
-                    graph,
-                    row["node"],
-                    row["title"],
-                    clean_title(row["title"]),
-                    row["content"] or "",
-                    row["type"],
-                    row["creator"],
-                    row["created"],
-                    row["modified"],
-                )
+        records: dict[str, IndexRecord] = {}
+        for row in queries.run(store, "index_nodes", graph=graph):
+            records.setdefault(
+                row["node"],
+                IndexRecord(
+                    iri=row["node"],
+                    title=row["title"],
+                    content=row["content"] or "",
+                    node_type=row["type"],
+                    creator=row["creator"],
+                    created=row["created"],
+                    modified=row["modified"],
+                ),
             )
+        return self.replace_graph(graph, load_id, records.values())
+
+    def replace_graph(self, graph: str, load_id: str, records: Iterable[IndexRecord]) -> int:
+        """Make the index hold exactly ``records`` for ``graph``, marked as of ``load_id``.
+
+        One SQLite transaction: readers see the old rows or the new ones, never a mix.
+        """
+        rows = [
+            (
+                graph,
+                r.iri,
+                r.title,
+                clean_title(r.title),
+                r.content,
+                r.node_type,
+                r.creator,
+                r.created,
+                r.modified,
+            )
+            for r in records
+        ]
         with self._db:
             self._delete_graph(graph)
             self._db.executemany(
                 "INSERT INTO nodes (graph, iri, title, clean_title, content, node_type, creator,"
                 " created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                records,
+                rows,
             )
             self._db.execute(
                 "INSERT INTO nodes_fts (rowid, clean_title, content) "
@@ -189,7 +218,7 @@ class TextIndex:
             self._db.execute(
                 "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)", (graph, load_id)
             )
-        return len(records)
+        return len(rows)
 
     def _delete_graph(self, graph: str) -> None:
         self._db.execute(
@@ -226,7 +255,7 @@ class TextIndex:
         if not match:
             return []
         sql = [
-            "SELECT n.graph, n.iri, n.title, n.node_type, n.creator, n.created, n.modified,",
+            "SELECT n.graph, n.iri, n.clean_title, n.node_type, n.creator, n.created, n.modified,",
             " snippet(nodes_fts, 1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
             " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid",
             " WHERE nodes_fts MATCH ?",
@@ -248,4 +277,3 @@ class TextIndex:
             SearchHit(g, iri, title, nt, cr, c, m, snip, -score)
             for g, iri, title, nt, cr, c, m, snip, score in self._db.execute("".join(sql), args)
         ]
-

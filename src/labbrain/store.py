@@ -27,6 +27,7 @@ import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, runtime_checkable
 
@@ -44,11 +45,49 @@ from pyoxigraph import (
     Variable,
 )
 
-from labbrain.errors import GraphNotFound, QuerySyntaxError, StoreLocked, StoreNotFound, StoreReadOnly
+from labbrain.errors import (
+    ExportFormatError,
+    GraphNotFound,
+    QuerySyntaxError,
+    StoreLocked,
+    StoreNotFound,
+    StoreReadOnly,
+)
 from labbrain.namespaces import PREFIXES
 
 QueryResult = QuerySolutions | QueryBoolean | QueryTriples
-Term = NamedNode | BlankNode | Literal
+
+
+@dataclass(frozen=True)
+class RdfDocument:
+    """Serialised RDF for a bulk write: its default graph lands in the target graph.
+
+    Backends parse it natively, with no per-quad Python work. ``label`` names the input in
+    errors.
+    """
+
+    data: bytes
+    format: RdfFormat
+    label: str = "input"
+
+
+#: What a bulk write is made of: serialised documents and/or iterables of triples or quads
+#: (quads are moved into the target graph).
+GraphPart = RdfDocument | Iterable[Triple | Quad]
+
+
+class GraphWriter(Protocol):
+    """Writes parts into the graph being replaced. ``write`` may be called from several
+    threads at once (each call is a bulk write of its own)."""
+
+    def write(self, part: GraphPart) -> None:
+        """Add the RDF of ``part`` to the target graph."""
+        ...
+
+
+#: Fills a graph being replaced, through the writer it is given.
+Fill = Callable[[GraphWriter], None]
+Term = NamedNode | BlankNode | Literal | Triple
 Substitutions = Mapping[str, Term]
 
 DB_DIR = "oxigraph"
@@ -92,11 +131,15 @@ class QuadStore(Protocol):
     def replace_graph(
         self,
         graph: str,
-        triples: Iterable[Triple | Quad],
+        fill: Fill,
         *,
         on_commit: Callable[[QuadStore], None] | None = None,
-    ) -> int:
-        """Atomically make ``graph`` hold exactly ``triples``; return how many were written."""
+    ) -> None:
+        """Atomically make ``graph`` hold exactly what ``fill`` writes."""
+        ...
+
+    def count(self, graph: str) -> int:
+        """Number of quads in ``graph``."""
         ...
 
     def drop_graph(self, graph: str) -> None:
@@ -348,43 +391,49 @@ class OxigraphStore:
     def replace_graph(
         self,
         graph: str,
-        triples: Iterable[Triple | Quad],
+        fill: Fill,
         *,
         on_commit: Callable[[QuadStore], None] | None = None,
-    ) -> int:
-        """Make ``graph`` hold exactly ``triples`` (quads are moved into ``graph``).
+    ) -> None:
+        """Make ``graph`` hold exactly what ``fill`` writes through the writer it is given.
 
-        All or nothing: if iterating ``triples``, writing, or ``on_commit`` (run before the
-        write is made final, e.g. to record the load) raises, the store is left exactly as it
-        was and the error propagates. Returns the number of quads written.
+        All or nothing: if ``fill`` raises, a part fails to parse or write, or ``on_commit``
+        (run before the write is made final, e.g. to record the load) raises, the store is
+        left exactly as it was and the error propagates.
         """
         self._require_write("replace graph")
         target = NamedNode(graph)
-        counter = [0]
-
-        def placed() -> Iterator[Quad]:
-            for item in triples:
-                counter[0] += 1
-                yield Quad(item.subject, item.predicate, item.object, target)
-
         with self._write_mutex:
             if self._dir is None:
-                self._replace_in_memory(target, placed(), on_commit)
+                self._replace_in_memory(target, fill, on_commit)
             else:
-                self._replace_on_disk(self._dir, target, placed(), on_commit)
-        return counter[0]
+                self._replace_on_disk(self._dir, target, fill, on_commit)
+
+    def count(self, graph: str) -> int:
+        """Number of quads in ``graph``."""
+        result = self._store.query(
+            "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+            substitutions={Variable("g"): NamedNode(graph)},
+        )
+        assert isinstance(result, QuerySolutions)
+        rows = list(result)
+        return int(rows[0]["n"].value) if rows else 0
+
+    def _writer(self, target: NamedNode) -> GraphWriter:
+        return _BulkWriter(self._store, target)
 
     def _replace_in_memory(
         self,
         target: NamedNode,
-        quads: Iterator[Quad],
+        fill: Fill,
         on_commit: Callable[[QuadStore], None] | None,
     ) -> None:
         saved = list(self._store.quads_for_pattern(None, None, None, target))
         snapshot = _snapshot_small_graphs(self._store, exclude=target)
         try:
-            self._store.remove_graph(target) if saved else None
-            self._store.bulk_extend(quads)
+            if saved:
+                self._store.remove_graph(target)
+            fill(self._writer(target))
             if on_commit is not None:
                 on_commit(self)
         except BaseException:
@@ -397,7 +446,7 @@ class OxigraphStore:
         self,
         directory: Path,
         target: NamedNode,
-        quads: Iterator[Quad],
+        fill: Fill,
         on_commit: Callable[[QuadStore], None] | None,
     ) -> None:
         journal = directory / JOURNAL_DIR
@@ -410,7 +459,7 @@ class OxigraphStore:
         try:
             if self._store.contains_named_graph(target):
                 self._store.remove_graph(target)
-            self._store.bulk_extend(quads)
+            fill(self._writer(target))
             if on_commit is not None:
                 on_commit(self)
             self._store.flush()
@@ -427,6 +476,28 @@ class OxigraphStore:
         gc.collect()
         recover(directory)
         self._store = Store(str(directory / DB_DIR))
+
+
+class _BulkWriter:
+    """Bulk writes into one target graph of a pyoxigraph store (see GraphWriter)."""
+
+    def __init__(self, store: Store, target: NamedNode) -> None:
+        self._store = store
+        self._target = target
+
+    def write(self, part: GraphPart) -> None:
+        target = self._target
+        if isinstance(part, RdfDocument):
+            try:
+                self._store.bulk_load(part.data, part.format, to_graph=target)
+            except SyntaxError as err:
+                raise ExportFormatError(
+                    part.label, f"invalid {part.format.name}: {str(err).strip()}"
+                ) from None
+        else:
+            self._store.bulk_extend(
+                Quad(item.subject, item.predicate, item.object, target) for item in part
+            )
 
 
 def _snapshot_small_graphs(store: Store, exclude: NamedNode) -> dict[NamedNode, list[Quad]]:
@@ -450,4 +521,3 @@ def open_store(location: str, *, read_only: bool = False) -> OxigraphStore:
     if location == ":memory:":
         return OxigraphStore(None, read_only=read_only)
     return OxigraphStore(str(Path(location).expanduser()), read_only=read_only)
-
