@@ -1,0 +1,42 @@
+"""Helpers shared by tests: canonical views of graphs and store snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyoxigraph import CanonicalizationAlgorithm, Dataset, NamedNode, Quad
+
+from labbrain.core import LabBrain
+
+_FIXED = NamedNode("urn:test:graph")
+
+
+def canonical(brain: LabBrain, graph: str) -> set[str]:
+    """The RDFC-1.0 canonical N-Quads lines of ``graph``, renamed to one fixed graph name."""
+    dataset = Dataset(
+        Quad(q.subject, q.predicate, q.object, _FIXED) for q in brain.store.quads(graph)
+    )
+    dataset.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
+    return {str(q) for q in dataset}
+
+
+def snapshot(brain: LabBrain) -> dict[str, Any]:
+    """What a failed operation must not change: every graph's canonical content."""
+    return {graph: canonical(brain, graph) for graph in brain.store.graphs()}
+
+
+def select(brain: LabBrain, sparql: str) -> list[dict[str, Any]]:
+    """Rows of a SELECT as dicts of plain strings."""
+    result = brain.query(sparql)
+    assert result is not None
+    variables = [v.value for v in result.variables]  # type: ignore[union-attr]
+    return [
+        {v: (row[v].value if row[v] is not None else None) for v in variables}
+        for row in result  # type: ignore[union-attr]
+    ]
+
+
+def count(brain: LabBrain, sparql_where: str) -> int:
+    """COUNT(*) of a WHERE pattern (over all graphs)."""
+    rows = select(brain, f"SELECT (COUNT(*) AS ?n) WHERE {{ {sparql_where} }}")
+    return int(rows[0]["n"])
