@@ -224,7 +224,10 @@ def prepare(
         defer="@graph" if fast and native else None,
     )
     if parsed.deferred is not None and not is_export_context(parsed.value.get("@context")):
-        parsed.complete()
+        try:
+            parsed.complete()
+        except jsonld.DeferredMemberNotLast:
+            parsed = jsonld.read_json(data, source, settings.max_json_depth, check_nesting=False)
     if native and (parsed.deferred is not None or is_discourse_export(parsed.value)):
         # The streaming native parser is not recursive: the nesting check runs beside it, in
         # the analysis, which rejects the export (and rolls the write back) if it fails.

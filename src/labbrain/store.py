@@ -49,6 +49,7 @@ from labbrain.errors import (
     ExportFormatError,
     GraphNotFound,
     QuerySyntaxError,
+    StoreError,
     StoreLocked,
     StoreNotFound,
     StoreReadOnly,
@@ -420,7 +421,7 @@ class OxigraphStore:
         return int(rows[0]["n"].value) if rows else 0
 
     def _writer(self, target: NamedNode) -> GraphWriter:
-        return _BulkWriter(self._store, target)
+        return _BulkWriter(self, target)
 
     def _replace_in_memory(
         self,
@@ -471,31 +472,46 @@ class OxigraphStore:
         shutil.rmtree(journal, ignore_errors=True)
 
     def _rollback(self, directory: Path) -> None:
-        """Close the database, put the journal backup back, and reopen it."""
+        """Close the database, put the journal backup back, and reopen it.
+
+        If the database cannot be reopened here, the journal stays in place and the next
+        open of the store finishes the rollback; this store object is then closed.
+        """
         self._store = None  # type: ignore[assignment]
         gc.collect()
-        recover(directory)
-        self._store = Store(str(directory / DB_DIR))
+        try:
+            recover(directory)
+            self._store = Store(str(directory / DB_DIR))
+        except OSError as err:
+            self.close()
+            raise StoreError(
+                f"the failed write to {directory} could not be undone in this process ({err}); "
+                "it will be undone the next time the store is opened"
+            ) from err
 
 
 class _BulkWriter:
-    """Bulk writes into one target graph of a pyoxigraph store (see GraphWriter)."""
+    """Bulk writes into one target graph (see GraphWriter).
 
-    def __init__(self, store: Store, target: NamedNode) -> None:
-        self._store = store
+    It reaches the pyoxigraph store through its owner, never holding it itself, so that a
+    rollback can close the database even while a traceback still references the writer.
+    """
+
+    def __init__(self, owner: OxigraphStore, target: NamedNode) -> None:
+        self._owner = owner
         self._target = target
 
     def write(self, part: GraphPart) -> None:
         target = self._target
         if isinstance(part, RdfDocument):
             try:
-                self._store.bulk_load(part.data, part.format, to_graph=target)
+                self._owner._store.bulk_load(part.data, part.format, to_graph=target)
             except SyntaxError as err:
                 raise ExportFormatError(
                     part.label, f"invalid {part.format.name}: {str(err).strip()}"
                 ) from None
         else:
-            self._store.bulk_extend(
+            self._owner._store.bulk_extend(
                 Quad(item.subject, item.predicate, item.object, target) for item in part
             )
 
