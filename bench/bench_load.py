@@ -379,6 +379,28 @@ def _loadavg() -> str | None:
         return None
 
 
+def source_revision() -> Record:
+    """The git commit of the source tree and whether ``src/`` has uncommitted changes."""
+    root = BENCH_DIR.parent
+
+    def git(*argv: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *argv],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    changes = git("status", "--porcelain", "--", "src")
+    return {"commit": commit, "src_modified": bool(changes) if changes is not None else None}
+
+
 def machine_info(tmp_parent: str | None) -> Record:
     """CPU, cores, RAM, OS, Python and library versions of this run."""
     mem_kib = _read_proc("/proc/meminfo", "MemTotal")
@@ -433,6 +455,13 @@ def summarise(size: Record) -> Record:
             "max_s": max(secs) if secs else None,
             "statuses": [r["status"] for r in records if r["method"] == method],
         }
+        timeouts = [
+            r["timeout_seconds"]
+            for r in records
+            if r["method"] == method and r["status"] == "timeout"
+        ]
+        if timeouts:
+            entry["timeout_seconds"] = max(timeouts)
         if ok:
             entry["quads"] = ok[0]["quads"]
             entry["quads_per_s"] = ok[0]["quads"] / entry["median_s"] if entry["median_s"] else None
@@ -459,9 +488,9 @@ def assess_target(summaries: list[Record]) -> Record:
     base: Record = {"n": TARGET_N, "max_ratio": TARGET_RATIO}
     if not found or found[0]["ratio_median_of_rounds"] is None:
         reason = (
-            f"N = {TARGET_N} was not in --sizes"
+            f"N = {TARGET_N:,} was not in --sizes"
             if not found
-            else f"no successful labbrain and floor round at N = {TARGET_N}"
+            else f"no successful labbrain and floor round at N = {TARGET_N:,}"
         )
         return {**base, "assessed": False, "met": None, "reason": reason}
     summary = found[0]
@@ -496,6 +525,20 @@ MAIN_COLUMNS: tuple[str, ...] = (
 )
 
 
+CONSOLE_HEADERS: dict[str, str] = {
+    "labbrain s (median)": "labbrain s\n(median)",
+    "floor s (median)": "floor s\n(median)",
+    "labbrain/floor (median of per-round ratios)": "labbrain/floor\n(median of\nround ratios)",
+    "labbrain/floor (ratio of medians)": "labbrain/floor\n(ratio of\nmedians)",
+    "rdflib s (median)": "rdflib s\n(median)",
+    "labbrain quads/s": "labbrain\nquads/s",
+    "floor quads/s": "floor\nquads/s",
+    "store MB labbrain": "store MB\nlabbrain",
+    "store MB floor": "store MB\nfloor",
+}
+"""Shorter, wrapped headers for the console table (the markdown keeps ``MAIN_COLUMNS``)."""
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
@@ -509,7 +552,7 @@ def _rdflib_cell(entry: Record) -> str:
         failed = len(statuses) - entry["runs"]
         return f"{text} ({failed} of {len(statuses)} failed)" if failed else text
     if "timeout" in statuses:
-        return "timeout"
+        return f"timeout (> {entry['timeout_seconds']:g} s)"
     return "error"
 
 
@@ -605,18 +648,26 @@ def _md_table(columns: Sequence[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def _revision(source: Record) -> str:
+    """``commit abc1234`` (with ``+ local changes in src/`` when the tree differs)."""
+    if not source.get("commit"):
+        return "not a git checkout"
+    text = f"commit {source['commit'][:12]}"
+    return text + " + local changes in src/" if source.get("src_modified") else text
+
+
 def header_lines(result: Record) -> list[str]:
     """The machine and run description shared by the markdown report and the console."""
     m = result["machine"]
     v = m["versions"]
     ram = f"{m['ram_gb']:.1f} GB" if m["ram_gb"] else "unknown"
     return [
-        f"- Date: {result['started']} (UTC), {result['elapsed_seconds']:.0f} s in all",
+        f"- Date: {result['started']}; {result['elapsed_seconds']:.0f} s in all",
         f"- Command: `{result['command']}`",
         f"- CPU: {m['cpu']}; {m['cores']} cores ({m['usable_cores']} usable); RAM {ram}",
         f"- OS: {m['os']}; Python {m['python']}",
         f"- Versions: labbrain {v['labbrain']}, pyoxigraph {v['pyoxigraph']}, "
-        f"pyld {v['pyld']}, rdflib {v['rdflib']}",
+        f"pyld {v['pyld']}, rdflib {v['rdflib']}; source {_revision(result['source'])}",
         f"- Stores in: {m['store_tmp_dir']} ({m['store_tmp_fs']}); "
         f"load average at start {result['loadavg_start']}, at end {result['loadavg_end']}",
     ]
@@ -667,12 +718,12 @@ def print_console(result: Record, width: int | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(width=width or (None if sys.stdout.isatty() else 220))
+    console = Console(width=width or (None if sys.stdout.isatty() else 160))
     for line in header_lines(result):
         console.print(line, markup=False, highlight=False)
     table = Table(title="Load benchmark (seconds are medians over rounds)")
     for column in MAIN_COLUMNS:
-        table.add_column(column, justify="right")
+        table.add_column(CONSOLE_HEADERS.get(column, column), justify="right")
     for row in main_rows(result["summaries"]):
         table.add_row(*row)
     console.print(table)
@@ -741,7 +792,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     parser.add_argument(
-        "--variant", default="2025-12", help="exporter @context variant (default 2025-12)"
+        "--variant",
+        choices=("2025-12", "2026-06", "v0"),
+        default="2025-12",
+        help="exporter @context variant (default 2025-12)",
     )
     parser.add_argument(
         "--out-dir", type=Path, default=OUT_DIR, help="where exports are generated (bench/out)"
@@ -787,6 +841,7 @@ def run(args: argparse.Namespace) -> Record:
             "variant": args.variant,
         },
         "machine": machine_info(args.tmp_dir),
+        "source": source_revision(),
         "loadavg_start": _loadavg(),
         "sizes": [],
     }

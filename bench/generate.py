@@ -204,124 +204,405 @@ def _context(variant: str, graph: str) -> dict[str, str]:
 # text has a skewed term distribution like a real lab's notes.
 
 _PROTEINS = (
-    "actin", "Arp2/3 complex", "clathrin", "dynamin", "N-WASP", "cofilin", "myosin-I",
-    "capping protein", "cortactin", "AP2", "epsin", "Sla2", "Las17", "Hip1R", "profilin",
-    "formin", "FCHo2", "endophilin", "amphiphysin", "SNX9", "Abp1", "Pan1", "Ede1", "Myo5",
-    "Rvs167", "Vrp1", "Bzz1", "Syp1", "End3", "intersectin", "PI(4,5)P2", "septin",
-    "spectrin", "ezrin", "talin", "vinculin", "α-actinin", "fimbrin", "Sac6", "tropomyosin",
-    "Ena/VASP", "WAVE complex", "Cdc42", "Rac1", "RhoA", "mDia1", "coronin", "Aip1", "GMF",
-    "twinfilin", "CARMIL", "WASH complex", "ESCRT-III", "synaptojanin", "auxilin", "Hsc70",
-    "OCRL", "PI3K", "β-actin", "γ-actin", "non-muscle myosin II", "filamin",
-    "BAR-domain proteins", "F-BAR proteins", "Ent1", "Yap1802", "Inp52", "Bbc1", "Scd5", "Crn1",
+    "actin",
+    "Arp2/3 complex",
+    "clathrin",
+    "dynamin",
+    "N-WASP",
+    "cofilin",
+    "myosin-I",
+    "capping protein",
+    "cortactin",
+    "AP2",
+    "epsin",
+    "Sla2",
+    "Las17",
+    "Hip1R",
+    "profilin",
+    "formin",
+    "FCHo2",
+    "endophilin",
+    "amphiphysin",
+    "SNX9",
+    "Abp1",
+    "Pan1",
+    "Ede1",
+    "Myo5",
+    "Rvs167",
+    "Vrp1",
+    "Bzz1",
+    "Syp1",
+    "End3",
+    "intersectin",
+    "PI(4,5)P2",
+    "septin",
+    "spectrin",
+    "ezrin",
+    "talin",
+    "vinculin",
+    "α-actinin",
+    "fimbrin",
+    "Sac6",
+    "tropomyosin",
+    "Ena/VASP",
+    "WAVE complex",
+    "Cdc42",
+    "Rac1",
+    "RhoA",
+    "mDia1",
+    "coronin",
+    "Aip1",
+    "GMF",
+    "twinfilin",
+    "CARMIL",
+    "WASH complex",
+    "ESCRT-III",
+    "synaptojanin",
+    "auxilin",
+    "Hsc70",
+    "OCRL",
+    "PI3K",
+    "β-actin",
+    "γ-actin",
+    "non-muscle myosin II",
+    "filamin",
+    "BAR-domain proteins",
+    "F-BAR proteins",
+    "Ent1",
+    "Yap1802",
+    "Inp52",
+    "Bbc1",
+    "Scd5",
+    "Crn1",
 )
 _STRUCTURES = (
-    "endocytic site", "plasma membrane", "clathrin-coated pit", "actin cortex", "endocytic coat",
-    "membrane invagination", "lamellipodium", "actin patch", "branched actin network",
-    "invagination neck", "cell wall", "leading edge", "filopodium", "vesicle", "focal adhesion",
-    "stress fiber", "membrane tube", "eisosome", "coated vesicle", "cell cortex", "podosome",
-    "phagocytic cup", "macropinosome", "bud neck", "cytokinetic ring", "lipid bilayer",
-    "actin comet tail", "membrane bleb",
+    "endocytic site",
+    "plasma membrane",
+    "clathrin-coated pit",
+    "actin cortex",
+    "endocytic coat",
+    "membrane invagination",
+    "lamellipodium",
+    "actin patch",
+    "branched actin network",
+    "invagination neck",
+    "cell wall",
+    "leading edge",
+    "filopodium",
+    "vesicle",
+    "focal adhesion",
+    "stress fiber",
+    "membrane tube",
+    "eisosome",
+    "coated vesicle",
+    "cell cortex",
+    "podosome",
+    "phagocytic cup",
+    "macropinosome",
+    "bud neck",
+    "cytokinetic ring",
+    "lipid bilayer",
+    "actin comet tail",
+    "membrane bleb",
 )
 _PROCESSES = (
-    "clathrin-mediated endocytosis", "actin polymerization", "vesicle scission",
-    "membrane invagination", "filament nucleation", "force generation", "coat assembly",
-    "membrane bending", "network branching", "pit maturation", "cargo sorting",
-    "filament severing", "barbed-end capping", "actin turnover", "membrane remodeling",
-    "cell migration", "treadmilling", "vesicle uncoating", "coat disassembly",
+    "clathrin-mediated endocytosis",
+    "actin polymerization",
+    "vesicle scission",
+    "membrane invagination",
+    "filament nucleation",
+    "force generation",
+    "coat assembly",
+    "membrane bending",
+    "network branching",
+    "pit maturation",
+    "cargo sorting",
+    "filament severing",
+    "barbed-end capping",
+    "actin turnover",
+    "membrane remodeling",
+    "cell migration",
+    "treadmilling",
+    "vesicle uncoating",
+    "coat disassembly",
     "endocytic internalization",
-    "phagocytosis", "macropinocytosis", "lamellipodial protrusion", "cytokinesis",
-    "membrane fission", "actin network disassembly", "lipid phase separation",
-    "receptor clustering", "cortical flow", "mechanotransduction", "actin bundling",
-    "filament elongation", "membrane scission", "coat curvature generation",
-    "nucleation-promoting factor activation", "endosome fusion", "tubule formation",
+    "phagocytosis",
+    "macropinocytosis",
+    "lamellipodial protrusion",
+    "cytokinesis",
+    "membrane fission",
+    "actin network disassembly",
+    "lipid phase separation",
+    "receptor clustering",
+    "cortical flow",
+    "mechanotransduction",
+    "actin bundling",
+    "filament elongation",
+    "membrane scission",
+    "coat curvature generation",
+    "nucleation-promoting factor activation",
+    "endosome fusion",
+    "tubule formation",
 )
 _MEASURES = (
-    "membrane tension", "actin filament density", "patch lifetime", "invagination depth",
-    "coat lifetime", "polymerization rate", "turgor pressure", "force per filament",
-    "recruitment timing", "fluorescence intensity", "membrane curvature", "bending rigidity",
-    "internalization efficiency", "network elasticity", "branch density", "filament length",
-    "stall force", "scission time", "number of Arp2/3 complexes", "nucleation rate",
-    "disassembly rate", "diffusion coefficient", "off-rate", "coat radius", "pit density",
-    "vesicle diameter", "protrusion velocity", "cortical thickness", "Young's modulus",
-    "persistence length", "lifetime variability", "abortive pit fraction", "actin intensity peak",
-    "retrograde flow speed", "spring constant", "energy dissipation", "tether force",
+    "membrane tension",
+    "actin filament density",
+    "patch lifetime",
+    "invagination depth",
+    "coat lifetime",
+    "polymerization rate",
+    "turgor pressure",
+    "force per filament",
+    "recruitment timing",
+    "fluorescence intensity",
+    "membrane curvature",
+    "bending rigidity",
+    "internalization efficiency",
+    "network elasticity",
+    "branch density",
+    "filament length",
+    "stall force",
+    "scission time",
+    "number of Arp2/3 complexes",
+    "nucleation rate",
+    "disassembly rate",
+    "diffusion coefficient",
+    "off-rate",
+    "coat radius",
+    "pit density",
+    "vesicle diameter",
+    "protrusion velocity",
+    "cortical thickness",
+    "Young's modulus",
+    "persistence length",
+    "lifetime variability",
+    "abortive pit fraction",
+    "actin intensity peak",
+    "retrograde flow speed",
+    "spring constant",
+    "energy dissipation",
+    "tether force",
 )
 _SYSTEMS = (
-    "budding yeast", "SK-MEL-2 cells", "fission yeast", "HeLa cells", "Cytosim simulations",
-    "reconstituted actin networks", "mammalian cells", "fibroblasts", "Dictyostelium",
-    "Xenopus egg extracts", "keratocytes", "giant unilamellar vesicles", "supported lipid bilayers",
-    "neurons", "macrophages", "MEDYAN simulations", "a continuum model", "RPE1 cells",
-    "U2OS cells", "COS-7 cells", "Drosophila S2 cells", "a stochastic model", "hTERT-RPE1 cells",
-    "zebrafish embryos", "C. elegans embryos",
+    "budding yeast",
+    "SK-MEL-2 cells",
+    "fission yeast",
+    "HeLa cells",
+    "Cytosim simulations",
+    "reconstituted actin networks",
+    "mammalian cells",
+    "fibroblasts",
+    "Dictyostelium",
+    "Xenopus egg extracts",
+    "keratocytes",
+    "giant unilamellar vesicles",
+    "supported lipid bilayers",
+    "neurons",
+    "macrophages",
+    "MEDYAN simulations",
+    "a continuum model",
+    "RPE1 cells",
+    "U2OS cells",
+    "COS-7 cells",
+    "Drosophila S2 cells",
+    "a stochastic model",
+    "hTERT-RPE1 cells",
+    "zebrafish embryos",
+    "C. elegans embryos",
 )
 _METHODS = (
-    "live-cell imaging", "TIRF microscopy", "Cytosim", "cryo-electron tomography",
-    "particle tracking", "kymograph analysis", "FRAP", "CLEM", "optical tweezers",
-    "micropipette aspiration", "single-molecule imaging", "super-resolution microscopy",
-    "CRISPR knock-in", "endogenous tagging", "agent-based simulation", "finite element modeling",
-    "Brownian dynamics", "western blot", "AFM indentation", "STORM",
+    "live-cell imaging",
+    "TIRF microscopy",
+    "Cytosim",
+    "cryo-electron tomography",
+    "particle tracking",
+    "kymograph analysis",
+    "FRAP",
+    "CLEM",
+    "optical tweezers",
+    "micropipette aspiration",
+    "single-molecule imaging",
+    "super-resolution microscopy",
+    "CRISPR knock-in",
+    "endogenous tagging",
+    "agent-based simulation",
+    "finite element modeling",
+    "Brownian dynamics",
+    "western blot",
+    "AFM indentation",
+    "STORM",
     "lattice light-sheet microscopy",
-    "spinning-disk confocal", "image segmentation", "MATLAB tracking scripts", "TrackMate",
-    "a parameter sweep", "Bayesian inference", "linear mixed-effects models",
-    "bootstrap resampling", "tether pulling", "expansion microscopy", "FCS",
-    "pyrene-actin assays", "single-filament TIRF assays",
+    "spinning-disk confocal",
+    "image segmentation",
+    "MATLAB tracking scripts",
+    "TrackMate",
+    "a parameter sweep",
+    "Bayesian inference",
+    "linear mixed-effects models",
+    "bootstrap resampling",
+    "tether pulling",
+    "expansion microscopy",
+    "FCS",
+    "pyrene-actin assays",
+    "single-filament TIRF assays",
 )
 _PERTURBATIONS = (
-    "latrunculin A treatment", "CK-666 treatment", "hypotonic shock", "sorbitol treatment",
-    "deletion of SLA2", "Arp2/3 inhibition", "cofilin overexpression", "PI(4,5)P2 depletion",
-    "increased turgor pressure", "reduced membrane tension", "jasplakinolide treatment",
-    "blebbistatin treatment", "dynasore treatment", "a shift to 37 °C", "FCHo2 knockdown",
-    "dynamin-2 knockout", "myosin-I deletion", "capping protein depletion", "osmotic swelling",
-    "cholesterol depletion", "cell spreading on stiff substrates", "cytochalasin D treatment",
-    "SMIFH2 treatment", "expression of a dominant-negative dynamin",
+    "latrunculin A treatment",
+    "CK-666 treatment",
+    "hypotonic shock",
+    "sorbitol treatment",
+    "deletion of SLA2",
+    "Arp2/3 inhibition",
+    "cofilin overexpression",
+    "PI(4,5)P2 depletion",
+    "increased turgor pressure",
+    "reduced membrane tension",
+    "jasplakinolide treatment",
+    "blebbistatin treatment",
+    "dynasore treatment",
+    "a shift to 37 °C",
+    "FCHo2 knockdown",
+    "dynamin-2 knockout",
+    "myosin-I deletion",
+    "capping protein depletion",
+    "osmotic swelling",
+    "cholesterol depletion",
+    "cell spreading on stiff substrates",
+    "cytochalasin D treatment",
+    "SMIFH2 treatment",
+    "expression of a dominant-negative dynamin",
     "doubling the Arp2/3 concentration",
-    "removing the membrane-binding domain", "halving the polymerization rate",
+    "removing the membrane-binding domain",
+    "halving the polymerization rate",
     "adding a capping protein gradient",
 )
 _CLAIM_VERBS = (
-    "increases", "reduces", "is required for", "promotes", "inhibits", "regulates",
-    "is sufficient for", "controls", "limits", "drives", "scales with", "accelerates",
-    "delays", "does not depend on", "buffers", "stabilizes", "is rate-limiting for",
-    "sets the timing of", "tunes", "facilitates", "impairs", "antagonizes", "couples to",
-    "is dispensable for", "enhances",
+    "increases",
+    "reduces",
+    "is required for",
+    "promotes",
+    "inhibits",
+    "regulates",
+    "is sufficient for",
+    "controls",
+    "limits",
+    "drives",
+    "scales with",
+    "accelerates",
+    "delays",
+    "does not depend on",
+    "buffers",
+    "stabilizes",
+    "is rate-limiting for",
+    "sets the timing of",
+    "tunes",
+    "facilitates",
+    "impairs",
+    "antagonizes",
+    "couples to",
+    "is dispensable for",
+    "enhances",
 )
 _CONTEXTS = (
-    "", " in budding yeast", " in mammalian cells", " under high membrane tension",
-    " at endocytic sites", " in Cytosim simulations", " in vitro", " during cell migration",
-    " at low Arp2/3 density", " in the absence of BAR-domain proteins", " under osmotic stress",
-    " at physiological turgor pressure", " in fission yeast", " in the lamellipodium",
-    " when capping is limiting", " in reconstituted systems", " at the leading edge",
-    " in polarized cells", " during the late stage of endocytosis", " at 25 °C",
+    "",
+    " in budding yeast",
+    " in mammalian cells",
+    " under high membrane tension",
+    " at endocytic sites",
+    " in Cytosim simulations",
+    " in vitro",
+    " during cell migration",
+    " at low Arp2/3 density",
+    " in the absence of BAR-domain proteins",
+    " under osmotic stress",
+    " at physiological turgor pressure",
+    " in fission yeast",
+    " in the lamellipodium",
+    " when capping is limiting",
+    " in reconstituted systems",
+    " at the leading edge",
+    " in polarized cells",
+    " during the late stage of endocytosis",
+    " at 25 °C",
 )
 _MECHANISMS = (
-    "increasing local filament density", "generating pushing forces against the membrane",
-    "sensing membrane curvature", "storing elastic energy in the network",
-    "recruiting the Arp2/3 complex", "coupling the coat to the actin network",
-    "lowering the energy barrier for scission", "limiting barbed-end diffusion",
-    "accelerating filament disassembly", "concentrating nucleation-promoting factors",
-    "tilting filaments toward the membrane", "bundling filaments at the neck",
-    "releasing membrane tension", "increasing the effective stall force",
-    "sequestering monomeric actin", "forming a condensate with the coat",
+    "increasing local filament density",
+    "generating pushing forces against the membrane",
+    "sensing membrane curvature",
+    "storing elastic energy in the network",
+    "recruiting the Arp2/3 complex",
+    "coupling the coat to the actin network",
+    "lowering the energy barrier for scission",
+    "limiting barbed-end diffusion",
+    "accelerating filament disassembly",
+    "concentrating nucleation-promoting factors",
+    "tilting filaments toward the membrane",
+    "bundling filaments at the neck",
+    "releasing membrane tension",
+    "increasing the effective stall force",
+    "sequestering monomeric actin",
+    "forming a condensate with the coat",
 )
 _CHANGE_UP = ("increased", "rose", "was elevated", "went up")
 _CHANGE_DOWN = ("decreased", "dropped", "was reduced", "fell")
 _HEDGES = (
-    "This suggests that", "Consistent with this,", "Interestingly,", "However,", "Notably,",
-    "We therefore propose that", "One possibility is that",
+    "This suggests that",
+    "Consistent with this,",
+    "Interestingly,",
+    "However,",
+    "Notably,",
+    "We therefore propose that",
+    "One possibility is that",
     "Taken together, these data indicate that",
-    "In contrast,", "As expected,", "Surprisingly,", "In our hands,", "Our model predicts that",
-    "It is likely that", "Previous work showed that",
+    "In contrast,",
+    "As expected,",
+    "Surprisingly,",
+    "In our hands,",
+    "Our model predicts that",
+    "It is likely that",
+    "Previous work showed that",
 )
 _PLAIN_PAGES = (
-    "Cytosim", "actin", "endocytosis", "Methods", "Reading Notes", "lab meeting",
-    "membrane tension", "Arp2/3 complex", "clathrin", "image analysis pipeline", "yeast strains",
-    "TIRF", "plasmids", "Figure 3", "Figure 2", "MEDYAN", "simulation parameters", "protocols",
-    "grant", "paper draft", "journal club", "open questions", "microscope booking", "Fiji",
-    "Supplementary Figure 4", "model assumptions", "reviewer comments", "data management",
+    "Cytosim",
+    "actin",
+    "endocytosis",
+    "Methods",
+    "Reading Notes",
+    "lab meeting",
+    "membrane tension",
+    "Arp2/3 complex",
+    "clathrin",
+    "image analysis pipeline",
+    "yeast strains",
+    "TIRF",
+    "plasmids",
+    "Figure 3",
+    "Figure 2",
+    "MEDYAN",
+    "simulation parameters",
+    "protocols",
+    "grant",
+    "paper draft",
+    "journal club",
+    "open questions",
+    "microscope booking",
+    "Fiji",
+    "Supplementary Figure 4",
+    "model assumptions",
+    "reviewer comments",
+    "data management",
 )
 _TAGS = (
-    "#todo", "#[[to read]]", "#important", "#question", "#resultGrounded", "#firstPass",
-    "#[[needs review]]", "#idea", "#methods", "#[[follow up]]",
+    "#todo",
+    "#[[to read]]",
+    "#important",
+    "#question",
+    "#resultGrounded",
+    "#firstPass",
+    "#[[needs review]]",
+    "#idea",
+    "#methods",
+    "#[[follow up]]",
 )
 _PARAMS: tuple[tuple[str, float, float, str, int], ...] = (
     ("membrane tension", 0.001, 1.0, " pN/nm", 3),
@@ -340,38 +621,171 @@ _PARAMS: tuple[tuple[str, float, float, str, int], ...] = (
     ("viscosity", 0.1, 5.0, " pN·s/µm²", 2),
 )
 _SURNAMES = (
-    "Kaksonen", "Drubin", "Akamatsu", "Mogilner", "Nedelec", "Pollard", "Kirchhausen",
-    "Idrissi", "Picco", "Sun", "Mund", "Serwas", "Lacy", "Ferguson", "Taylor", "Merrifield",
-    "Sochacki", "Taraska", "Haucke", "McMahon", "Boulant", "Roux", "Sens", "Carlsson",
-    "Bieling", "Mullins", "Fletcher", "Theriot", "Sykes", "Plastino", "Blanchoin", "Goode",
-    "Michelot", "Faix", "Hinze", "Rangamani", "Dmitrieff", "Lemiere", "Berro", "Wu", "Chen",
-    "Zhang", "Li", "Wang", "Smith", "Johnson", "Garcia", "Kumar", "Nguyen", "Müller", "Schmidt",
-    "Rossi", "Tanaka", "Kim", "Park", "Silva", "Novak", "Andersen", "Dubois", "Cohen",
+    "Kaksonen",
+    "Drubin",
+    "Akamatsu",
+    "Mogilner",
+    "Nedelec",
+    "Pollard",
+    "Kirchhausen",
+    "Idrissi",
+    "Picco",
+    "Sun",
+    "Mund",
+    "Serwas",
+    "Lacy",
+    "Ferguson",
+    "Taylor",
+    "Merrifield",
+    "Sochacki",
+    "Taraska",
+    "Haucke",
+    "McMahon",
+    "Boulant",
+    "Roux",
+    "Sens",
+    "Carlsson",
+    "Bieling",
+    "Mullins",
+    "Fletcher",
+    "Theriot",
+    "Sykes",
+    "Plastino",
+    "Blanchoin",
+    "Goode",
+    "Michelot",
+    "Faix",
+    "Hinze",
+    "Rangamani",
+    "Dmitrieff",
+    "Lemiere",
+    "Berro",
+    "Wu",
+    "Chen",
+    "Zhang",
+    "Li",
+    "Wang",
+    "Smith",
+    "Johnson",
+    "Garcia",
+    "Kumar",
+    "Nguyen",
+    "Müller",
+    "Schmidt",
+    "Rossi",
+    "Tanaka",
+    "Kim",
+    "Park",
+    "Silva",
+    "Novak",
+    "Andersen",
+    "Dubois",
+    "Cohen",
 )
 _JOURNALS = (
-    "eLife", "Journal of Cell Biology", "Molecular Biology of the Cell", "Nature Cell Biology",
-    "Cell", "PNAS", "Current Biology", "Developmental Cell", "Biophysical Journal",
-    "Nature Communications", "PLoS Computational Biology", "Science", "Nature",
-    "Journal of Cell Science", "Cell Reports", "bioRxiv",
+    "eLife",
+    "Journal of Cell Biology",
+    "Molecular Biology of the Cell",
+    "Nature Cell Biology",
+    "Cell",
+    "PNAS",
+    "Current Biology",
+    "Developmental Cell",
+    "Biophysical Journal",
+    "Nature Communications",
+    "PLoS Computational Biology",
+    "Science",
+    "Nature",
+    "Journal of Cell Science",
+    "Cell Reports",
+    "bioRxiv",
 )
-_TITLE_STOPWORDS = frozenset((
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "and", "or", "with", "from",
-    "during", "is", "are", "does", "do", "that", "as", "its", "under", "we", "our",
-))
+_TITLE_STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "and",
+        "or",
+        "with",
+        "from",
+        "during",
+        "is",
+        "are",
+        "does",
+        "do",
+        "that",
+        "as",
+        "its",
+        "under",
+        "we",
+        "our",
+    )
+)
 _CREATORS = (
-    "Maria Akamatsu", "David Chen", "Sofia Rossi", "Jonas Weber", "Priya Raman", "Tom Becker",
-    "Aiko Tanaka", "Lucas Moreau", "Hannah Kim", "Omar Haddad", "Elena Petrova", "Ben Carter",
-    "Chloé Martin", "Rahul Mehta", "Julia Novak", "Samuel Okafor", "Laura Fischer", "Kenji Sato",
-    "Ana Souza", "Ethan Brooks", "Nina Lindqvist", "Felix Wagner", "Grace Liu", "Mateo García",
-    "Ines Costa", "Victor Dubois", "Yuki Nakamura", "Zoe Evans", "Arjun Nair", "Clara Hoffmann",
-    "Daniel Ortiz", "Mia Jensen", "Noah Schwartz", "Lea Keller", "Ivan Horvat", "Sara Cohen",
-    "Paul Leclerc", "Amara Diallo", "Erik Nilsson", "Wen Zhao",
+    "Maria Akamatsu",
+    "David Chen",
+    "Sofia Rossi",
+    "Jonas Weber",
+    "Priya Raman",
+    "Tom Becker",
+    "Aiko Tanaka",
+    "Lucas Moreau",
+    "Hannah Kim",
+    "Omar Haddad",
+    "Elena Petrova",
+    "Ben Carter",
+    "Chloé Martin",
+    "Rahul Mehta",
+    "Julia Novak",
+    "Samuel Okafor",
+    "Laura Fischer",
+    "Kenji Sato",
+    "Ana Souza",
+    "Ethan Brooks",
+    "Nina Lindqvist",
+    "Felix Wagner",
+    "Grace Liu",
+    "Mateo García",
+    "Ines Costa",
+    "Victor Dubois",
+    "Yuki Nakamura",
+    "Zoe Evans",
+    "Arjun Nair",
+    "Clara Hoffmann",
+    "Daniel Ortiz",
+    "Mia Jensen",
+    "Noah Schwartz",
+    "Lea Keller",
+    "Ivan Horvat",
+    "Sara Cohen",
+    "Paul Leclerc",
+    "Amara Diallo",
+    "Erik Nilsson",
+    "Wen Zhao",
 )
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONTHS_SHORT = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _MONTHS = (
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 
 _Picker = Callable[[random.Random], str]
@@ -549,8 +963,10 @@ def _templates(*texts: str) -> tuple[_Template, ...]:
 
 _TITLE_TEMPLATES: dict[str, tuple[_Template, ...]] = {
     "CLM": _templates(
-        "{PROT_} {VERB} {PROC_}{CONTEXT}", "{MEAS} {VERB} {PROC_}{CONTEXT}",
-        "{PROT_} recruitment {VERB} {PROC_}{CONTEXT}", "{PROC_} {VERB} {MEAS}{CONTEXT}",
+        "{PROT_} {VERB} {PROC_}{CONTEXT}",
+        "{MEAS} {VERB} {PROC_}{CONTEXT}",
+        "{PROT_} recruitment {VERB} {PROC_}{CONTEXT}",
+        "{PROC_} {VERB} {MEAS}{CONTEXT}",
     ),
     "EVD": _templates(
         "{MEAS} {CHANGE} after {PERT} in {SYS_}",
@@ -564,22 +980,30 @@ _TITLE_TEMPLATES: dict[str, tuple[_Template, ...]] = {
         "{SYS_} with {PARAM}: {MEAS} {CHANGE}",
     ),
     "QUE": _templates(
-        "How does {MEAS} affect {PROC_}{CONTEXT}?", "What is the role of {PROT_} in {PROC_}?",
-        "Is {PROT_} required for {PROC_}{CONTEXT}?", "What sets the {MEAS} during {PROC_}?",
-        "Does {MEAS} scale with {MEAS}{CONTEXT}?", "Why does {PERT} change {MEAS}?",
+        "How does {MEAS} affect {PROC_}{CONTEXT}?",
+        "What is the role of {PROT_} in {PROC_}?",
+        "Is {PROT_} required for {PROC_}{CONTEXT}?",
+        "What sets the {MEAS} during {PROC_}?",
+        "Does {MEAS} scale with {MEAS}{CONTEXT}?",
+        "Why does {PERT} change {MEAS}?",
     ),
     "CON": _templates(
-        "{PROT_} {VERB} {PROC_}{CONTEXT}", "{MEAS} {VERB} {PROC_}{CONTEXT}",
+        "{PROT_} {VERB} {PROC_}{CONTEXT}",
+        "{MEAS} {VERB} {PROC_}{CONTEXT}",
         "{PROC_} depends on {PROT_}{CONTEXT}",
     ),
     "HYP": _templates(
-        "{PROT_} {VERB} {PROC_} by {MECH}", "{MEAS} {VERB} {PROC_} by {MECH}",
+        "{PROT_} {VERB} {PROC_} by {MECH}",
+        "{MEAS} {VERB} {PROC_} by {MECH}",
         "{PROT_} promotes {PROC_}{CONTEXT} by {MECH}",
     ),
     "ISS": _templates(
-        "Quantify {MEAS} in {SYS_} with {METHOD_}", "Set up {METHOD_} for {PROT_} in {SYS_}",
-        "Re-analyse {METHOD_} data for {PERT}", "Run a Cytosim parameter sweep over {MEAS}",
-        "Test whether {PERT} changes {MEAS}", "Build a {SYS_} strain with tagged {PROT_}",
+        "Quantify {MEAS} in {SYS_} with {METHOD_}",
+        "Set up {METHOD_} for {PROT_} in {SYS_}",
+        "Re-analyse {METHOD_} data for {PERT}",
+        "Run a Cytosim parameter sweep over {MEAS}",
+        "Test whether {PERT} changes {MEAS}",
+        "Build a {SYS_} strain with tagged {PROT_}",
     ),
 }
 
@@ -606,21 +1030,26 @@ _SENTENCES = _templates(
     "Compare with the {METHOD} measurements in [[{PAGE}]] ({DATE}).",
 )
 _QUOTES = _templates(
-    "\"{HEDGE} {PROT_} {VERB} {PROC_}{CONTEXT}.\" (p. {PAGENO})",
-    "\"{MEAS} {CHANGE} following {PERT} (Fig. {FIG}).\" (p. {PAGENO})",
-    "\"We found that {PROT_} {VERB} {PROC_} in {SYS_}.\" (p. {PAGENO})",
+    '"{HEDGE} {PROT_} {VERB} {PROC_}{CONTEXT}." (p. {PAGENO})',
+    '"{MEAS} {CHANGE} following {PERT} (Fig. {FIG})." (p. {PAGENO})',
+    '"We found that {PROT_} {VERB} {PROC_} in {SYS_}." (p. {PAGENO})',
 )
 _TASKS = _templates(
-    "[ ] re-run {METHOD} with {PERT}", "[x] quantify {MEAS} in {SYS}",
-    "[ ] add {PROT} to the Cytosim config", "[ ] ask [[{PERSON}]] about {METHOD}",
-    "[x] check {MEAS} against {SYS} controls", "[ ] repeat with n > {N} {TAG}",
+    "[ ] re-run {METHOD} with {PERT}",
+    "[x] quantify {MEAS} in {SYS}",
+    "[ ] add {PROT} to the Cytosim config",
+    "[ ] ask [[{PERSON}]] about {METHOD}",
+    "[x] check {MEAS} against {SYS} controls",
+    "[ ] repeat with n > {N} {TAG}",
 )
 
 _SECTIONS: dict[str, tuple[str, ...]] = {
     "CLM": ("## Asserted by", "## Notes", "## Open questions", "## Related work"),
     "EVD": (
         "## Summary of Result (with supporting snippets)",
-        "## Summary of Method (with supporting snippets)", "## Notes", "## Caveats",
+        "## Summary of Method (with supporting snippets)",
+        "## Notes",
+        "## Caveats",
     ),
     "RES": ("**Experiment**", "**Observation**", "**Analysis**", "**Next steps**"),
     "QUE": ("## Context", "## Possible approaches", "## Related"),
@@ -631,8 +1060,16 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 _LINK_FORMS = (
-    "Supported by {}", "see {}", "{}", "Related: {}", "cf. {}", "Informs {}", "Compare {}",
-    "{} (discussed in lab meeting)", "Builds on {}", "Contradicts? {}",
+    "Supported by {}",
+    "see {}",
+    "{}",
+    "Related: {}",
+    "cf. {}",
+    "Informs {}",
+    "Compare {}",
+    "{} (discussed in lab meeting)",
+    "Builds on {}",
+    "Contradicts? {}",
 )
 
 # Poisson(1.55) cumulative weights for the number of wikilinks to other nodes.
@@ -856,11 +1293,25 @@ def _plan(n_nodes: int, seed: int, graph: str, quirks: bool) -> _Plan:
         dangling = (rng.randint(0, len(relations)), predicate, source_uid, missing)
 
     return _Plan(
-        graph=graph, seed=seed, quirks=quirks, generated_ms=generated_ms, uids=uids,
-        types=types, titles=titles, paper_titles=paper_titles, creators=creators,
-        created=created, modified=modified, lengths=lengths, links=links, url_links=url_links,
-        refers=refers, backlinks=backlinks,
-        relations=relations, quirk_node=quirk_node, dangling=dangling,
+        graph=graph,
+        seed=seed,
+        quirks=quirks,
+        generated_ms=generated_ms,
+        uids=uids,
+        types=types,
+        titles=titles,
+        paper_titles=paper_titles,
+        creators=creators,
+        created=created,
+        modified=modified,
+        lengths=lengths,
+        links=links,
+        url_links=url_links,
+        refers=refers,
+        backlinks=backlinks,
+        relations=relations,
+        quirk_node=quirk_node,
+        dangling=dangling,
     )
 
 
@@ -868,14 +1319,17 @@ def _paper_title(rng: random.Random) -> str:
     """Return a plausible paper title (title case not applied, like most Zotero records)."""
     form = rng.randrange(4)
     if form == 0:
-        return _cap(f"{_SLOTS['PROT_'](rng)} {_SLOTS['VERB'](rng)} {_SLOTS['PROC_'](rng)}"
-                    f"{_SLOTS['CONTEXT'](rng)}")
+        return _cap(
+            f"{_SLOTS['PROT_'](rng)} {_SLOTS['VERB'](rng)} {_SLOTS['PROC_'](rng)}"
+            f"{_SLOTS['CONTEXT'](rng)}"
+        )
     if form == 1:
         return _cap(f"{_SLOTS['MEAS'](rng)} and {_SLOTS['PROC_'](rng)} in {_SLOTS['SYS_'](rng)}")
     if form == 2:
         return _cap(f"Mechanics of {_SLOTS['PROC_'](rng)} revealed by {_SLOTS['METHOD_'](rng)}")
-    return _cap(f"A {_SLOTS['METHOD_'](rng)} study of {_SLOTS['PROT_'](rng)} during "
-                f"{_SLOTS['PROC_'](rng)}")
+    return _cap(
+        f"A {_SLOTS['METHOD_'](rng)} study of {_SLOTS['PROT_'](rng)} during {_SLOTS['PROC_'](rng)}"
+    )
 
 
 def _citekey(rng: random.Random, paper_title: str) -> str:
@@ -939,8 +1393,9 @@ def _titles(
         patterns = _TITLE_TEMPLATES[node_type.code]
         prefix = f"[[{node_type.code}]] - "
 
-        def make(code: str = node_type.code, pats: tuple[_Template, ...] = patterns,
-                 pre: str = prefix) -> str:
+        def make(
+            code: str = node_type.code, pats: tuple[_Template, ...] = patterns, pre: str = prefix
+        ) -> str:
             text = pre + pats[rng.randrange(len(pats))].fill(rng)
             if code in ("CLM", "CON", "HYP") and rng.random() < 0.6:
                 text += "."
@@ -961,10 +1416,13 @@ def _relations(
     collect many relations); sources walk a shuffled list so most are used once or twice.
     """
     pools = [[i for i in nodes if i != quirk_node] for nodes in by_type]
-    usable = [bool(pools[_TYPE_INDEX[d.source]]) and bool(pools[_TYPE_INDEX[d.destination]])
-              for d in RELATION_DEFS]
-    quota = _quotas(n_nodes, [d.share if ok else 0.0 for d, ok in zip(RELATION_DEFS, usable,
-                                                                    strict=True)])
+    usable = [
+        bool(pools[_TYPE_INDEX[d.source]]) and bool(pools[_TYPE_INDEX[d.destination]])
+        for d in RELATION_DEFS
+    ]
+    quota = _quotas(
+        n_nodes, [d.share if ok else 0.0 for d, ok in zip(RELATION_DEFS, usable, strict=True)]
+    )
     urns: list[list[int]] = [[] for _ in NODE_TYPES]
     walks: dict[int, list[int]] = {}
     walked = [0] * len(NODE_TYPES)
@@ -1034,20 +1492,29 @@ class _Writer:
         labels = [t.label for t in NODE_TYPES] + [label for _, label in _EXTRA_SCHEMAS]
         for schema_id, label in zip(ids, labels, strict=True):
             yield {
-                "@id": schema_id, "@type": "nodeSchema", "label": label, "content": "",
-                "modified": stamp, "created": stamp, "creator": "Unknown",
+                "@id": schema_id,
+                "@type": "nodeSchema",
+                "label": label,
+                "content": "",
+                "modified": stamp,
+                "created": stamp,
+                "creator": "Unknown",
             }
         for d in RELATION_DEFS:
             yield {
-                "@id": f"pages:{d.key}", "@type": "relationDef",
+                "@id": f"pages:{d.key}",
+                "@type": "relationDef",
                 "domain": self.schema_ids[_TYPE_INDEX[d.source]],
-                "range": self.schema_ids[_TYPE_INDEX[d.destination]], "label": d.label,
+                "range": self.schema_ids[_TYPE_INDEX[d.destination]],
+                "label": d.label,
             }
         for d in RELATION_DEFS:
             yield {
-                "@id": f"pages:{d.key}-inverse", "@type": "relationDef",
+                "@id": f"pages:{d.key}-inverse",
+                "@type": "relationDef",
                 "domain": self.schema_ids[_TYPE_INDEX[d.destination]],
-                "range": self.schema_ids[_TYPE_INDEX[d.source]], "label": d.complement,
+                "range": self.schema_ids[_TYPE_INDEX[d.source]],
+                "label": d.complement,
                 "inverseOf": f"pages:{d.key}",
             }
 
@@ -1059,7 +1526,8 @@ class _Writer:
         for i in range(len(plan.uids)):
             entry: Entry = {
                 "@id": f"pages:{plan.uids[i]}",
-                "@type": "nodeSchema" if i == plan.quirk_node and plan.quirks
+                "@type": "nodeSchema"
+                if i == plan.quirk_node and plan.quirks
                 else self.schema_ids[plan.types[i]],
                 "title": plan.titles[i],
                 "content": self.content(i),
@@ -1083,16 +1551,16 @@ class _Writer:
     def relation_entries(self) -> Iterator[Entry]:
         """Yield blank relationInstance entries; the dangling one sits at its planned position."""
         uids = self.plan.uids
-        triples = [
-            (RELATION_DEFS[d].key, uids[s], uids[t]) for d, s, t in self.plan.relations
-        ]
+        triples = [(RELATION_DEFS[d].key, uids[s], uids[t]) for d, s, t in self.plan.relations]
         if self.plan.dangling is not None:
             position, key, source, missing = self.plan.dangling
             triples.insert(position, (key, source, missing))
         for key, source, destination in triples:
             yield {
-                "@type": "relationInstance", "predicate": f"pages:{key}",
-                "source": f"pages:{source}", "destination": f"pages:{destination}",
+                "@type": "relationInstance",
+                "predicate": f"pages:{key}",
+                "source": f"pages:{source}",
+                "destination": f"pages:{destination}",
             }
 
     def entries(self) -> Iterator[Entry]:
@@ -1126,28 +1594,32 @@ class _Writer:
         rng = self.rng
         authors = ", ".join(
             f"{_CREATORS[rng.randrange(len(_CREATORS))].split()[0]} "
-            f"{_SURNAMES[rng.randrange(len(_SURNAMES))]}" for _ in range(rng.randint(1, 6))
+            f"{_SURNAMES[rng.randrange(len(_SURNAMES))]}"
+            for _ in range(rng.randint(1, 6))
         )
         key = "".join(_UID_ALPHABET[rng.randrange(26)] for _ in range(8))
         group = rng.randint(1_000_000, 9_999_999)
-        abstract = " ".join(_SENTENCES[rng.randrange(len(_SENTENCES))].fill(rng)
-                            for _ in range(rng.randint(1, 4)))
-        lines.extend((
-            "- metadata::",
-            f"    - Title:: {self.plan.paper_titles[i]}",
-            f"    - Year:: {rng.randint(1998, 2025)}",
-            f"    - Author(s):: {authors}",
-            f"    - Abstract:: {abstract}",
-            "    - Type:: Article",
-            f"    - Publication:: {_JOURNALS[rng.randrange(len(_JOURNALS))]}",
-            f"    - URL:: https://doi.org/10.{rng.randint(1000, 99999)}/{_uid(rng, 8).lower()}",
-            f"    - Date Added:: {_daily_page(rng)}",
+        abstract = " ".join(
+            _SENTENCES[rng.randrange(len(_SENTENCES))].fill(rng) for _ in range(rng.randint(1, 4))
+        )
+        lines.extend(
             (
-                f"    - Zotero Links:: "
-                f"[Local Library](zotero://select/groups/{group}/items/{key}), "
-                f"[Web Library](https://www.zotero.org/groups/{group}/items/{key})"
-            ),
-        ))
+                "- metadata::",
+                f"    - Title:: {self.plan.paper_titles[i]}",
+                f"    - Year:: {rng.randint(1998, 2025)}",
+                f"    - Author(s):: {authors}",
+                f"    - Abstract:: {abstract}",
+                "    - Type:: Article",
+                f"    - Publication:: {_JOURNALS[rng.randrange(len(_JOURNALS))]}",
+                f"    - URL:: https://doi.org/10.{rng.randint(1000, 99999)}/{_uid(rng, 8).lower()}",
+                f"    - Date Added:: {_daily_page(rng)}",
+                (
+                    f"    - Zotero Links:: "
+                    f"[Local Library](zotero://select/groups/{group}/items/{key}), "
+                    f"[Web Library](https://www.zotero.org/groups/{group}/items/{key})"
+                ),
+            )
+        )
 
     def _sentence(self) -> str:
         """Return one bullet's text: a note sentence, a quote with page number, or a task."""
@@ -1368,16 +1840,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("n_nodes", type=int, metavar="N", help="number of page nodes")
     parser.add_argument("-o", "--output", type=pathlib.Path, required=True, metavar="FILE")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    parser.add_argument("--variant", choices=VARIANTS, default="2025-12",
-                        help="@context variant (default 2025-12)")
+    parser.add_argument(
+        "--variant", choices=VARIANTS, default="2025-12", help="@context variant (default 2025-12)"
+    )
     parser.add_argument("--graph", metavar="NAME", help="Roam graph name (default bench-N)")
-    parser.add_argument("--no-quirks", action="store_true",
-                        help="leave out the unknown-type node and the dangling relation")
+    parser.add_argument(
+        "--no-quirks",
+        action="store_true",
+        help="leave out the unknown-type node and the dangling relation",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
-        write_export(args.output, args.n_nodes, args.seed, args.variant, args.graph,
-                     quirks=not args.no_quirks)
+        write_export(
+            args.output,
+            args.n_nodes,
+            args.seed,
+            args.variant,
+            args.graph,
+            quirks=not args.no_quirks,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     except OSError as exc:
@@ -1385,8 +1867,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     size = args.output.stat().st_size
     elapsed = time.perf_counter() - started
-    print(f"wrote {args.output}: {args.n_nodes} page nodes, {size:,} bytes in {elapsed:.1f} s",
-          file=sys.stderr)
+    print(
+        f"wrote {args.output}: {args.n_nodes} page nodes, {size:,} bytes in {elapsed:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -49,7 +49,7 @@ class LabBrain:
         self.read_only = read_only
         self.store: OxigraphStore = open_store(self.settings.store, read_only=read_only)
         try:
-            self.index = TextIndex(self._index_path())
+            self.index = TextIndex(self._index_path(), read_only=read_only)
             self.index_sync: SyncReport | None = None
             if not read_only:
                 ensure_ontology(self.store)

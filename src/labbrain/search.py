@@ -95,27 +95,43 @@ def fts_query(text: str) -> str:
 
 
 class TextIndex:
-    """The FTS5 index at ``path`` (None: in memory, for in-memory stores)."""
+    """The FTS5 index at ``path`` (None: in memory, for in-memory stores).
 
-    def __init__(self, path: Path | None) -> None:
+    A writable index repairs itself: a corrupt, foreign or outdated file is replaced by an
+    empty one (``rebuilt_file`` tells), to be refilled by :meth:`sync`. A read-only index
+    never writes; if its file is missing or unusable it starts empty (and so reads as stale).
+    Several processes can use one index file: it runs in WAL mode with a busy timeout.
+    """
+
+    def __init__(self, path: Path | None, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self.rebuilt_file = False
-        self._db = self._connect()
+        self._db = self._open_read_only() if read_only else self._connect()
 
     def _connect(self) -> sqlite3.Connection:
-        """Open the index, replacing a corrupt, foreign or outdated file with an empty one."""
+        """Open the index for writing, replacing a corrupt or outdated file with an empty one."""
         try:
             return self._open_checked()
+        except sqlite3.OperationalError:
+            raise  # locked or unreachable: not a reason to throw the file away
         except sqlite3.DatabaseError:
             if self.path is None:
                 raise
             self.path.unlink(missing_ok=True)
+            for suffix in ("-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
             self.rebuilt_file = True
             return self._open_checked()
 
     def _open_checked(self) -> sqlite3.Connection:
-        db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
+        db = sqlite3.connect(
+            str(self.path) if self.path else ":memory:", timeout=30, check_same_thread=False
+        )
         try:
+            if self.path is not None:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if version is None:
@@ -125,9 +141,26 @@ class TextIndex:
                 raise sqlite3.DatabaseError("index schema version changed")
             db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
             return db
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             db.close()
             raise
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if self.path is not None and self.path.exists():
+            db = sqlite3.connect(
+                f"file:{self.path}?mode=ro", uri=True, timeout=30, check_same_thread=False
+            )
+            try:
+                version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                db.execute("SELECT count(*) FROM nodes_fts").fetchone()
+                if version is not None and version[0] == SCHEMA_VERSION:
+                    return db
+            except sqlite3.Error:
+                pass
+            db.close()
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.executescript(_SCHEMA)
+        return db
 
     def close(self) -> None:
         """Close the database connection."""

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,20 @@ def _parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
     return QuerySyntaxError(message, line, column)
 
 
+def _open_snapshot(path: Path, attempts: int = 20) -> Store:
+    """Open a read-only view of the database at ``path``, retrying while a live writer's
+    compaction removes files between the reader's listing and opening them."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return Store.read_only(str(path))
+        except (OSError, RuntimeError) as err:
+            transient = "No such file" in str(err) or "Corruption" in str(err)
+            if not transient or attempt == attempts:
+                raise
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
+
+
 class _WriterLock:
     """An exclusive, non-blocking flock on ``<store>/writer.lock`` naming the holder's pid."""
 
@@ -293,8 +308,8 @@ class OxigraphStore:
                     lock.release()
             else:
                 # A live writer is mid-way through a bulk write: read the state before it.
-                return Store.read_only(str(journal_backup))
-        return Store.read_only(str(directory / DB_DIR))
+                return _open_snapshot(journal_backup)
+        return _open_snapshot(directory / DB_DIR)
 
     def close(self) -> None:
         """Release the pyoxigraph store and the writer lock. The object is unusable after."""

@@ -1,0 +1,5 @@
+"""``python -m labbrain`` runs the command-line interface."""
+
+from labbrain.cli import main
+
+main()

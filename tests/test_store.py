@@ -1,0 +1,281 @@
+"""The store: single writer, read-only readers, atomic replacement and crash recovery."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple
+
+from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
+from helpers import snapshot
+from labbrain.core import LabBrain
+from labbrain.errors import GraphNotFound, StoreLocked, StoreNotFound, StoreReadOnly
+from labbrain.namespaces import LB, ONTOLOGY_GRAPH, SYSTEM_GRAPH
+from labbrain.ontology import vocabulary
+from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER, OxigraphStore, RdfDocument, open_store
+
+EX = "http://example.org/"
+
+
+def _triples(n: int, prefix: str = "s") -> list[Triple]:
+    return [
+        Triple(NamedNode(f"{EX}{prefix}{i}"), NamedNode(f"{EX}p"), Literal(str(i)))
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def loaded_dir(store_dir: Path) -> Path:
+    """A closed on-disk store holding the sample."""
+    with LabBrain(settings_for(store_dir)) as brain:
+        brain.load(str(SAMPLE))
+    return store_dir
+
+
+def test_second_writer_in_process_is_refused(loaded_dir: Path) -> None:
+    with LabBrain(settings_for(loaded_dir)):
+        with pytest.raises(StoreLocked) as caught:
+            LabBrain(settings_for(loaded_dir))
+        assert str(loaded_dir) in str(caught.value)
+        assert "pid" in str(caught.value)
+
+
+@pytest.mark.subprocess
+def test_second_writer_process_gets_store_locked(loaded_dir: Path) -> None:
+    with LabBrain(settings_for(loaded_dir)) as writer:
+        result = subprocess.run(
+            [sys.executable, "-m", "labbrain", "--store", str(loaded_dir), "load", str(SAMPLE)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert result.returncode == 3
+        assert "locked" in result.stderr and str(loaded_dir) in result.stderr
+        # read-only commands work alongside the writer
+        result = subprocess.run(
+            [sys.executable, "-m", "labbrain", "--store", str(loaded_dir), "graphs"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert result.returncode == 0, result.stderr
+        assert SAMPLE_GRAPH in result.stdout
+        # and the writer is unaffected
+        assert writer.store.count(SAMPLE_GRAPH) > 2000
+        writer.load(str(SAMPLE))
+
+
+def test_reader_alongside_writer(loaded_dir: Path) -> None:
+    with LabBrain(settings_for(loaded_dir)) as writer:
+        with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
+            assert reader.store.count(SAMPLE_GRAPH) == writer.store.count(SAMPLE_GRAPH)
+            with pytest.raises(StoreReadOnly):
+                reader.store.update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+            with pytest.raises(StoreReadOnly):
+                reader.store.drop_graph(SAMPLE_GRAPH)
+
+
+def test_read_only_store_must_exist(store_dir: Path) -> None:
+    with pytest.raises(StoreNotFound, match="labbrain load"):
+        LabBrain(settings_for(store_dir), read_only=True)
+    assert not store_dir.exists()
+
+
+def test_lock_is_released_on_close(loaded_dir: Path) -> None:
+    LabBrain(settings_for(loaded_dir)).close()
+    with LabBrain(settings_for(loaded_dir)) as again:
+        assert SAMPLE_GRAPH in again.store.graphs()
+
+
+def test_ontology_graph_reloaded_when_it_changed(loaded_dir: Path) -> None:
+    store = open_store(str(loaded_dir))
+    try:
+        digest = NamedNode(LB + "ontologyDigest")
+        subject = NamedNode(ONTOLOGY_GRAPH)
+        store.remove_quads(list(store.quads(SYSTEM_GRAPH, subject, digest)))
+        store.add_quads([Quad(subject, digest, Literal("outdated"), NamedNode(SYSTEM_GRAPH))])
+        store.add_quads(
+            [
+                Quad(
+                    NamedNode(f"{EX}stale"),
+                    NamedNode(f"{EX}p"),
+                    Literal("x"),
+                    NamedNode(ONTOLOGY_GRAPH),
+                )
+            ]
+        )
+    finally:
+        store.close()
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert brain.store.count(ONTOLOGY_GRAPH) == len(vocabulary().triples)
+        recorded = [q.object.value for q in brain.store.quads(SYSTEM_GRAPH, subject, digest)]
+        assert recorded == [vocabulary().digest]
+
+
+def test_ontology_not_rewritten_when_unchanged(loaded_dir: Path) -> None:
+    from labbrain.ontology import ensure_ontology
+
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert ensure_ontology(brain.store) is False
+
+
+# ---------------------------------------------------------------- atomic replacement
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_replace_graph_failure_leaves_store_unchanged(tmp_path: Path, where: str) -> None:
+    store = open_store(":memory:" if where == "memory" else str(tmp_path / "s"))
+    graph = "urn:labbrain:dataset:x"
+    try:
+        store.replace_graph(graph, lambda w: w.write(_triples(100)))
+        store.add_quads(
+            [
+                Quad(
+                    NamedNode(f"{EX}rec"),
+                    NamedNode(f"{EX}p"),
+                    Literal("1"),
+                    NamedNode(SYSTEM_GRAPH),
+                )
+            ]
+        )
+        before = {g: sorted(map(str, store.quads(g))) for g in store.graphs()}
+
+        def failing_fill(writer: object) -> None:
+            writer.write(_triples(5000, "new"))  # type: ignore[attr-defined]
+            writer.write(
+                RdfDocument(b"<http://example.org/a> <http://example.org/b> .", RdfFormat.N_TRIPLES)
+            )  # type: ignore[attr-defined]
+
+        def failing_commit(committing: object) -> None:
+            store.add_quads(
+                [
+                    Quad(
+                        NamedNode(f"{EX}rec"),
+                        NamedNode(f"{EX}p"),
+                        Literal("2"),
+                        NamedNode(SYSTEM_GRAPH),
+                    )
+                ]
+            )
+            raise RuntimeError("commit hook failed")
+
+        with pytest.raises(Exception, match="invalid N-Triples"):
+            store.replace_graph(graph, failing_fill)
+        with pytest.raises(RuntimeError, match="commit hook failed"):
+            store.replace_graph(
+                graph, lambda w: w.write(_triples(10, "other")), on_commit=failing_commit
+            )
+        after = {g: sorted(map(str, store.quads(g))) for g in store.graphs()}
+        assert after == before
+        if where == "disk":
+            assert not (tmp_path / "s" / JOURNAL_DIR).exists()
+    finally:
+        store.close()
+
+
+def test_crash_journal_is_rolled_back_on_open(loaded_dir: Path) -> None:
+    """Simulate a process that died mid-write: journal complete, graph half-replaced."""
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        before = snapshot(brain)
+        store: OxigraphStore = brain.store
+        journal = loaded_dir / JOURNAL_DIR
+        journal.mkdir()
+        store._store.flush()
+        store._store.backup(str(journal / "oxigraph"))
+        (journal / JOURNAL_MARKER).write_text("bulk write in flight\n")
+        store._store.remove_graph(NamedNode(SAMPLE_GRAPH))  # the "crash" happens after this
+        store._store.bulk_extend(
+            Quad(t.subject, t.predicate, t.object, NamedNode(SAMPLE_GRAPH)) for t in _triples(10)
+        )
+        assert store.count(SAMPLE_GRAPH) == 10
+        store._lock.release()  # type: ignore[union-attr]  # as if the process had died
+        store._lock = None
+    # a reader opening now finishes the rollback before reading
+    with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
+        assert reader.store.recovered
+        assert snapshot(reader) == before
+    assert not (loaded_dir / JOURNAL_DIR).exists()
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert not brain.store.recovered
+        assert snapshot(brain) == before
+        assert brain.index.count(SAMPLE_GRAPH) == 150
+
+
+def test_incomplete_journal_is_discarded(loaded_dir: Path) -> None:
+    """A crash while the backup itself was being taken: the store was not touched yet."""
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        before = snapshot(brain)
+    (loaded_dir / JOURNAL_DIR / "oxigraph").mkdir(parents=True)
+    (loaded_dir / JOURNAL_DIR / "oxigraph" / "partial-file").write_text("x")
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert not brain.store.recovered
+        assert snapshot(brain) == before
+    assert not (loaded_dir / JOURNAL_DIR).exists()
+
+
+def test_interrupted_recovery_resumes(loaded_dir: Path) -> None:
+    """Recovery itself can die after moving the live database aside: the next open finishes."""
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        before = snapshot(brain)
+        brain.store._store.flush()
+        journal = loaded_dir / JOURNAL_DIR
+        journal.mkdir()
+        brain.store._store.backup(str(journal / "oxigraph"))
+        (journal / JOURNAL_MARKER).write_text("bulk write in flight\n")
+    (loaded_dir / "oxigraph").rename(loaded_dir / "oxigraph.discard")
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert brain.store.recovered
+        assert snapshot(brain) == before
+    assert not (loaded_dir / "oxigraph.discard").exists()
+
+
+def test_reader_sees_the_state_before_a_live_bulk_write(loaded_dir: Path) -> None:
+    """While a writer is mid-way through a bulk write, readers read the journal snapshot."""
+    with LabBrain(settings_for(loaded_dir)) as writer:
+        before = snapshot(writer)
+        seen: list[dict[str, object]] = []
+
+        def fill(w: object) -> None:
+            w.write(_triples(1000, "during"))  # type: ignore[attr-defined]
+            with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
+                seen.append(snapshot(reader))
+
+        writer.store.replace_graph(SAMPLE_GRAPH, fill)
+        assert seen == [before]
+        assert writer.store.count(SAMPLE_GRAPH) == 1000
+
+
+def test_drop(memory_brain: LabBrain) -> None:
+    memory_brain.load(str(SAMPLE))
+    memory_brain.drop("akamatsulab-sample")
+    assert SAMPLE_GRAPH not in memory_brain.store.graphs()
+    assert memory_brain.datasets() == []
+    assert memory_brain.index.count() == 0
+    with pytest.raises(GraphNotFound):
+        memory_brain.drop("akamatsulab-sample")
+
+
+def test_store_copy_with_shutil_is_a_valid_store(loaded_dir: Path, tmp_path: Path) -> None:
+    """A closed store directory is self-contained (moving it keeps data and index)."""
+    moved = tmp_path / "moved"
+    shutil.copytree(loaded_dir, moved)
+    with LabBrain(settings_for(moved), read_only=True) as brain:
+        assert brain.index.count(SAMPLE_GRAPH) == 150
+        assert brain.index.stale_graphs(brain.store) == ([], [])
+
+
+def test_iterator_errors_roll_back(memory_brain: LabBrain) -> None:
+    def exploding() -> Iterator[Triple]:
+        yield from _triples(10)
+        raise ValueError("source went away")
+
+    memory_brain.load(str(SAMPLE))
+    before = snapshot(memory_brain)
+    with pytest.raises(ValueError, match="source went away"):
+        memory_brain.store.replace_graph(SAMPLE_GRAPH, lambda w: w.write(exploding()))
+    assert snapshot(memory_brain) == before
