@@ -12,6 +12,7 @@ import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,26 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
 """
 
 
+def normalise_timestamp(value: str | None) -> str | None:
+    """One spelling for a timestamp, whichever lexical form it came in: UTC, milliseconds,
+    ``Z`` (``2022-12-01T06:54:56.18Z`` and ``...56.180Z`` both give ``...56.180Z``).
+    Values that are not ISO 8601 timestamps are kept as they are."""
+    if not value:
+        return value
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        return moment.isoformat(timespec="milliseconds")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 @dataclass(frozen=True)
 class IndexRecord:
     """What the index stores of one node. Built from the store (re-index) or from a parsed
-    export (load); both give the same record for the same node."""
+    export (load); both give the same record for the same node (timestamps are normalised,
+    since the store keeps only the canonical lexical form of a dateTime)."""
 
     iri: str
     title: str
@@ -231,8 +248,8 @@ class TextIndex:
                 r.content,
                 r.node_type,
                 r.creator,
-                r.created,
-                r.modified,
+                normalise_timestamp(r.created),
+                normalise_timestamp(r.modified),
             )
             for r in records
         ]
@@ -289,7 +306,7 @@ class TextIndex:
             return []
         sql = [
             "SELECT n.graph, n.iri, n.clean_title, n.node_type, n.creator, n.created, n.modified,",
-            " snippet(nodes_fts, 1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
+            " snippet(nodes_fts, -1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
             " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid",
             " WHERE nodes_fts MATCH ?",
         ]

@@ -1,0 +1,65 @@
+"""The ontology files parse, and declare every dg:/dgb:/lb: term the code and queries use."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+
+from labbrain.namespaces import DG, DGB, LB
+from labbrain.ontology import vocabulary
+
+PREFIXED = {"lb": LB, "dg": DG, "dgb": DGB}
+CONSTANT = {"LB": LB, "DG": DG, "DGB": DGB}
+
+
+def _terms_used() -> set[str]:
+    used: set[str] = set()
+    for path in (ROOT / "src" / "labbrain").glob("*.py"):
+        text = path.read_text()
+        for name, local in re.findall(r"\b(LB|DGB|DG) \+ \"(\w+)\"", text):
+            used.add(CONSTANT[name] + local)
+        for iri in re.findall(r"https://discoursegraphs\.com/schema/dg_(?:base|core)#\w+", text):
+            used.add(iri)
+    for path in (ROOT / "queries").glob("*.rq"):
+        for prefix, local in re.findall(r"\b(lb|dg|dgb):(\w+)", path.read_text()):
+            used.add(PREFIXED[prefix] + local)
+    return used
+
+
+def test_every_term_used_is_declared() -> None:
+    used = _terms_used()
+    assert len(used) > 20
+    missing = sorted(used - vocabulary().declared)
+    assert missing == []
+
+
+def test_core_kinds_and_relations() -> None:
+    vocab = vocabulary()
+    for abbreviation, label in {
+        "QUE": "Question",
+        "CLM": "Claim",
+        "EVD": "Evidence",
+        "RES": "Result",
+        "CON": "Conclusion",
+        "HYP": "Hypothesis",
+        "ISS": "Issue",
+        "SRC": "Source",
+        "ART": "Artifact",
+    }.items():
+        kind = vocab.node_kind_by_abbreviation(abbreviation)
+        assert kind is not None and kind.label == label
+        assert kind.description  # a one-line description for get_schema
+        assert vocab.node_kind_by_label(label.upper()) == kind
+    assert vocab.relation_by_label("Supports") == DG + "supports"
+    assert vocab.relation_by_label("supported by") == DG + "supportedBy"
+    assert vocab.relation_by_label("Informed By") == LB + "informedBy"
+    assert vocab.relation_by_label("Addresses") == DG + "addresses"
+    assert vocab.relation_by_label("Frobnicates") is None
+
+
+def test_agent_side_classes_are_declared() -> None:
+    declared = vocabulary().declared
+    for name in ("Project", "Finding", "Visit", "Domain", "MemoryNode", "Link", "Proposition", "Task"):
+        assert LB + name in declared
+    assert LB + "strength" in declared
