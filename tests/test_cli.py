@@ -101,9 +101,7 @@ def one_line_error(result: Result, exit_code: int, *fragments: str) -> str:
     """Assert the run failed with ``exit_code`` and a single ``error:`` line holding every
     fragment (and no traceback); return that line."""
     assert result.exit_code == exit_code, describe(result)
-    assert result.exception is None or isinstance(result.exception, SystemExit), describe(
-        result
-    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), describe(result)
     lines = plain(result.stderr).strip().splitlines()
     assert len(lines) == 1, describe(result)
     assert lines[0].startswith("error: "), describe(result)
@@ -250,13 +248,6 @@ def test_load_graph_option_takes_one_file(loaded: Path) -> None:
     assert snapshot(loaded) == before
 
 
-@pytest.mark.xfail(
-    reason="store.py:472-478 OxigraphStore._rollback cannot reopen the database: the "
-    "_BulkWriter held by the exception's traceback keeps the old pyoxigraph Store open, so "
-    "Store() fails ('lock hold by current process'), the CLI dies with an AttributeError "
-    "traceback (exit 1) and the store can be left corrupt",
-    strict=True,
-)
 def test_strict_load_refusal_leaves_a_disk_store_unchanged(loaded: Path) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "load", "--strict", str(SAMPLE))
@@ -362,6 +353,23 @@ def test_remote_context_is_refused_without_network(
     assert snapshot(loaded) == before
 
 
+@pytest.mark.xfail(
+    reason="discourse.py:71 (is_discourse_export) tests a list-valued @type against a set, so "
+    "any JSON-LD whose first @graph entries have several types crashes the load with "
+    "TypeError 'unhashable type: list' (a traceback, exit 1)",
+    strict=True,
+)
+def test_plain_jsonld_with_multi_typed_nodes_loads_as_rdf(tmp_path: Path) -> None:
+    document = {
+        "@context": {"ex": "http://example.org/"},
+        "@graph": [{"@id": "ex:pipette", "@type": ["ex:Tool", "ex:Calibrated"]}],
+    }
+    path = _write(tmp_path / "tools.jsonld", json.dumps(document))
+    [report] = json.loads(ok(invoke(":memory:", "load", "--json", str(path))))
+    assert report["quads"] == 2
+    assert any("loaded as plain RDF" in n for n in report["notices"])
+
+
 def _export_importing(tmp_path: Path, url: str) -> Path:
     """The dct sample with an ``@import`` of ``url`` in its (exporter) context."""
     document = json.loads(SAMPLE_DCT.read_text(encoding="utf-8"))
@@ -405,11 +413,6 @@ def test_mapped_remote_import_loads_from_the_local_copy(
     assert network_attempts == []
 
 
-@pytest.mark.xfail(
-    reason="store.py:472-478: a Turtle syntax error found during the bulk write triggers "
-    "OxigraphStore._rollback, which cannot reopen the database (see the strict-load test)",
-    strict=True,
-)
 def test_invalid_turtle_leaves_a_disk_store_unchanged(loaded: Path, tmp_path: Path) -> None:
     path = _write(tmp_path / "bad.ttl", '@prefix ex: <http://example.org/> .\nex:a ex:b "open .\n')
     before = snapshot(loaded)
@@ -521,9 +524,10 @@ def test_query_construct_prints_turtle(loaded: Path) -> None:
 def test_query_from_file(loaded: Path, tmp_path: Path) -> None:
     path = _write(tmp_path / "types.rq", "# claims and evidence\n" + TYPE_COUNTS + "\n")
     assert ok(invoke(loaded, "query", "-f", str(path))) == ok(invoke(loaded, "query", TYPE_COUNTS))
-    assert table_rows(ok(invoke(loaded, "query", "--file", str(path), "--format", "table")))[0][
-        1
-    ] == "30"
+    assert (
+        table_rows(ok(invoke(loaded, "query", "--file", str(path), "--format", "table")))[0][1]
+        == "30"
+    )
 
 
 def test_query_needs_exactly_one_source(loaded: Path, tmp_path: Path) -> None:
@@ -777,13 +781,21 @@ def test_search_json(loaded: Path) -> None:
 
 
 def test_search_filters(loaded: Path) -> None:
-    claims = json.loads(ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "Claim")))
+    claims = json.loads(
+        ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "Claim"))
+    )
     assert claims
     assert {h["node_type"] for h in claims} == {"Claim"}
-    lower = json.loads(ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "claim")))
+    lower = json.loads(
+        ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "claim"))
+    )
     assert lower == claims
     by = json.loads(
-        ok(invoke(loaded, "search", "tension", "--json", "--creator", "Rebecca Lee", "--limit", "3"))
+        ok(
+            invoke(
+                loaded, "search", "tension", "--json", "--creator", "Rebecca Lee", "--limit", "3"
+            )
+        )
     )
     assert 0 < len(by) <= 3
     assert {h["creator"] for h in by} == {"Rebecca Lee"}
@@ -816,13 +828,6 @@ def test_read_only_commands_work_while_a_writer_holds_the_store(
     ]
 
 
-@pytest.mark.xfail(
-    reason="search.py:121 TextIndex._open_checked leaves the 'integrity-check' INSERT in an "
-    "open implicit transaction, so a writer holds the SQLite write lock for its lifetime; a "
-    "read-only command then times out on it and search.py:111-115 (_connect) treats "
-    "'database is locked' as corruption and deletes the index file",
-    strict=True,
-)
 def test_search_works_while_a_writer_holds_the_store(loaded: Path, writer: LabBrain) -> None:
     result = invoke(loaded, "search", "membrane tension", "--json")
     hits = json.loads(ok(result))

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from labbrain.core import LabBrain
+from labbrain.core import LabBrain, versions
 from labbrain.errors import LabbrainError
 from labbrain.export import EXPORT_FORMATS
 from labbrain.ingest import FORMATS, LoadProgress, LoadReport
@@ -330,18 +330,16 @@ def info(ctx: Context) -> None:
     for name, value, doc in settings.describe():
         table.add_row(name, _cell(value), doc)
     out.print(table)
-    import pyld
-    import pyoxigraph
-
-    from labbrain import __version__
-
-    pyld_version = getattr(pyld, "__version__", "?")
-    out.print(f"labbrain {__version__}, pyoxigraph {pyoxigraph.__version__}, pyld {pyld_version}")
+    out.print(", ".join(f"{name} {version}" for name, version in versions().items()))
     if settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir():
         out.print("store not created yet: `labbrain load` creates it")
         return
     with opened(ctx, read_only=True) as brain:
-        out.print(_rows_table("Datasets", brain.datasets()))
+        datasets = [
+            {k: row[k] for k in ("slug", "nodes", "quads", "loadedAt", "sourceFile")}
+            for row in brain.datasets()
+        ]
+        out.print(_rows_table("Datasets", datasets))
         out.print(f"text index: {brain.index.count():,} nodes")
 
 

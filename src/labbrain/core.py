@@ -8,10 +8,9 @@ endpoint expose. Adapters parse their input, call one method here, and shape the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
-
-from pyoxigraph import QueryBoolean, QuerySolutions
 
 from labbrain import __version__, queries
 from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed
@@ -166,13 +165,8 @@ class LabBrain:
 
     def info(self) -> dict[str, Any]:
         """Effective settings, store location and versions."""
-        import pyld
-        import pyoxigraph
-
         return {
-            "labbrain": __version__,
-            "pyoxigraph": pyoxigraph.__version__,
-            "pyld": getattr(pyld, "__version__", "unknown"),
+            **versions(),
             "store": self.store.location,
             "readOnly": self.read_only,
             "indexedNodes": self.index.count(),
@@ -180,11 +174,13 @@ class LabBrain:
         }
 
 
-def is_rows(result: QueryResult | None) -> bool:
-    """True for SELECT results."""
-    return isinstance(result, QuerySolutions)
+def versions() -> dict[str, str]:
+    """Versions of labbrain and the libraries that shape its answers."""
+    found = {"labbrain": __version__}
+    for name in ("pyoxigraph", "PyLD", "rdflib", "mcp"):
+        try:
+            found[name.lower()] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name.lower()] = "not installed"
+    return found
 
-
-def is_boolean(result: QueryResult | None) -> bool:
-    """True for ASK results."""
-    return isinstance(result, QueryBoolean)

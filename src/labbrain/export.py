@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import IO
 
 from pyld import jsonld
 from pyoxigraph import RdfFormat
 
+from labbrain import queries
 from labbrain.errors import InputError
 from labbrain.jsonld import CANONICAL_PREFIXES
 from labbrain.store import QuadStore
@@ -39,6 +41,20 @@ EXPORT_CONTEXT: dict[str, object] = {
 }
 
 
+_PREFIX_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def page_prefixes(store: QuadStore) -> dict[str, str]:
+    """A prefix per loaded export for its Roam page URLs, named after the dataset slug
+    (``akamatsulab-sample:`` -> ``https://roamresearch.com/#/app/akamatsulab-sample/page/``)."""
+    prefixes = {}
+    for dataset in queries.run(store, "datasets"):
+        export_id, slug = dataset.get("exportId"), dataset["slug"]
+        if export_id and _PREFIX_NAME.match(slug) and slug not in CANONICAL_PREFIXES:
+            prefixes[slug] = f"{export_id.rstrip('/')}/page/"
+    return prefixes
+
+
 def export(store: QuadStore, output: IO[bytes], fmt: str, graphs: list[str] | None) -> None:
     """Write ``graphs`` (all named graphs when None) to ``output`` in ``fmt``.
 
@@ -47,13 +63,14 @@ def export(store: QuadStore, output: IO[bytes], fmt: str, graphs: list[str] | No
     """
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+    prefixes = page_prefixes(store)
     if fmt != "jsonld":
-        store.dump(output, EXPORT_FORMATS[fmt], graphs)
+        store.dump(output, EXPORT_FORMATS[fmt], graphs, prefixes)
         return
     buffer = io.BytesIO()
     store.dump(buffer, RdfFormat.N_QUADS, graphs)
     expanded = jsonld.from_rdf(buffer.getvalue().decode("utf-8"), {"format": "application/n-quads"})
-    compacted = jsonld.compact(expanded, {"@context": EXPORT_CONTEXT})
+    compacted = jsonld.compact(expanded, {"@context": {**EXPORT_CONTEXT, **prefixes}})
     output.write(
         json.dumps(compacted, indent=2, ensure_ascii=False, sort_keys=True).encode("utf-8")
     )

@@ -44,6 +44,7 @@ from pyoxigraph import (
     Store,
     Triple,
     Variable,
+    serialize,
 )
 
 from labbrain.errors import (
@@ -156,8 +157,15 @@ class QuadStore(Protocol):
         """True when the named graph exists."""
         ...
 
-    def dump(self, output: IO[bytes], fmt: RdfFormat, graphs: list[str] | None = None) -> None:
-        """Serialise the given graphs (all named graphs when None) to ``output``."""
+    def dump(
+        self,
+        output: IO[bytes],
+        fmt: RdfFormat,
+        graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> None:
+        """Serialise the given graphs (all named graphs when None) to ``output``, declaring
+        labbrain's prefixes and ``prefixes``."""
         ...
 
     def close(self) -> None:
@@ -359,19 +367,24 @@ class OxigraphStore:
         """Quads of ``graph``, optionally only those with this subject and/or predicate."""
         return iter(self._store.quads_for_pattern(subject, predicate, None, NamedNode(graph)))
 
-    def dump(self, output: IO[bytes], fmt: RdfFormat, graphs: list[str] | None = None) -> None:
+    def dump(
+        self,
+        output: IO[bytes],
+        fmt: RdfFormat,
+        graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> None:
         """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``."""
-        from pyoxigraph import serialize
-
         chosen = graphs if graphs is not None else self.graphs()
         for graph in chosen:
             if not self.has_graph(graph):
                 raise GraphNotFound(graph)
         quads = (q for g in chosen for q in self.quads(g))
+        declared = {**PREFIXES, **(prefixes or {})}
         if fmt.supports_datasets:
-            serialize(quads, output, fmt, prefixes=PREFIXES)
+            serialize(quads, output, fmt, prefixes=declared)
         else:
-            serialize((q.triple for q in quads), output, fmt, prefixes=PREFIXES)
+            serialize((q.triple for q in quads), output, fmt, prefixes=declared)
 
     # ------------------------------------------------------------------ writing
     def update(self, sparql: str) -> None:
