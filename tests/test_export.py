@@ -127,17 +127,7 @@ def test_canonical_comparison_sees_a_changed_relation_instance(sample_brain: Lab
         "trig",
         "nquads",
         "ntriples",
-        pytest.param(
-            "jsonld",
-            marks=pytest.mark.xfail(
-                reason="labbrain's own JSON-LD export is taken for a Roam export on reload "
-                "(its first @graph entry has @type dgb:RelationInstance) and "
-                "discourse.py:202 (analyse_export) then tests a list-valued @type against a "
-                "set: TypeError 'unhashable type: list'",
-                raises=TypeError,
-                strict=True,
-            ),
-        ),
+        "jsonld",
     ],
 )
 def test_round_trip_keeps_the_dataset_graph(
@@ -316,11 +306,6 @@ def test_failed_export_keeps_an_existing_file(loaded: Path, tmp_path: Path) -> N
     assert target.read_text(encoding="utf-8") == "previous export\n"
 
 
-@pytest.mark.xfail(
-    reason="cli.py:278-281 (export_cmd) opens OUTPUT.partial before exporting and does not "
-    "remove it when the export fails, so an empty .partial file is left behind",
-    strict=True,
-)
 def test_failed_export_leaves_no_partial_file(loaded: Path, tmp_path: Path) -> None:
     target = tmp_path / "missing.trig"
     result = invoke(loaded, "export", "--graph", "nope", "-o", str(target))

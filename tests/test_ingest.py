@@ -60,10 +60,10 @@ def _supports_from_json(path: Path) -> dict[str, set[str]]:
     }
     supports: dict[str, set[str]] = {}
     for e in graph:
-        if e.get("@type") == "relationInstance" and e["predicate"] in support_defs:
-            if e["source"] in nodes and e["destination"] in nodes:
-                uid = e["destination"].split(":", 1)[1]
-                supports.setdefault(uid, set()).add(e["source"].split(":", 1)[1])
+        is_support = e.get("@type") == "relationInstance" and e["predicate"] in support_defs
+        if is_support and e["source"] in nodes and e["destination"] in nodes:
+            uid = e["destination"].split(":", 1)[1]
+            supports.setdefault(uid, set()).add(e["source"].split(":", 1)[1])
     return supports
 
 

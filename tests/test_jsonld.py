@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL, REAL_DCT, SAMPLE, SAMPLE_DCT, SAMPLE_V0
-from generate import generate_export
 from pyoxigraph import CanonicalizationAlgorithm, Dataset
 
+from conftest import REAL, REAL_DCT, SAMPLE, SAMPLE_DCT, SAMPLE_V0
+from generate import generate_export
 from labbrain import jsonld
 from labbrain.errors import ExportFormatError, InputTooLarge
 from labbrain.namespaces import DCT, DG, DGB, OWL, RDF, RDFS, XSD
@@ -65,7 +65,9 @@ def test_engines_agree_on_files(path: Path) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_engines_agree_on_generated_exports(variant: str, seed: int) -> None:
     document = _repaired(generate_export(300, seed=seed, variant=variant))  # type: ignore[arg-type]
-    assert _canonical(jsonld.quads_native(document, "g")) == _canonical(jsonld.quads_pyld(document, "g"))
+    assert _canonical(jsonld.quads_native(document, "g")) == _canonical(
+        jsonld.quads_pyld(document, "g")
+    )
 
 
 def test_context_variants_expand_alike() -> None:

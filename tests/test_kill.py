@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from pyoxigraph import BlankNode
+
 from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
 from generate import write_export
 from helpers import canonical
-from pyoxigraph import BlankNode
-
 from labbrain.core import LabBrain
 from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
 
@@ -36,7 +36,10 @@ def _fingerprint(brain: LabBrain) -> dict[str, tuple[int, str]]:
     prints = {}
     for graph in brain.store.graphs():
         lines = sorted(
-            " ".join("_:b" if isinstance(t, BlankNode) else str(t) for t in (q.subject, q.predicate, q.object))
+            " ".join(
+                "_:b" if isinstance(t, BlankNode) else str(t)
+                for t in (q.subject, q.predicate, q.object)
+            )
             for q in brain.store.quads(graph)
         )
         prints[graph] = (len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest())

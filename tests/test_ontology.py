@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
-
 from labbrain.namespaces import DG, DGB, LB
 from labbrain.ontology import vocabulary
 
@@ -60,6 +59,15 @@ def test_core_kinds_and_relations() -> None:
 
 def test_agent_side_classes_are_declared() -> None:
     declared = vocabulary().declared
-    for name in ("Project", "Finding", "Visit", "Domain", "MemoryNode", "Link", "Proposition", "Task"):
+    for name in (
+        "Project",
+        "Finding",
+        "Visit",
+        "Domain",
+        "MemoryNode",
+        "Link",
+        "Proposition",
+        "Task",
+    ):
         assert LB + name in declared
     assert LB + "strength" in declared

@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 pytestmark = pytest.mark.subprocess
@@ -48,5 +49,7 @@ def test_installed_resources_are_found_without_the_source_tree(tmp_path: Path) -
 def test_code_quality(command: list[str]) -> None:
     tool = shutil.which(command[0], path=str(Path(sys.executable).parent))
     assert tool is not None, f"{command[0]} is installed with the test extra"
-    result = subprocess.run([tool, *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [tool, *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stdout + result.stderr

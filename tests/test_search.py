@@ -6,10 +6,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, settings_for
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, settings_for
 from labbrain.core import INDEX_FILE, LabBrain
 from labbrain.search import fts_query
 
@@ -35,11 +35,24 @@ def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
         assert hit.iri.startswith("https://roamresearch.com/#/app/akamatsulab-sample/page/")
         assert not hit.title.startswith("[[")
         assert hit.creator is None or hit.creator in {
-            "Rebecca Lee", "Matt Akamatsu", "Sagar Agarwal", "Aidan Stern", "Abhishek Raghunathan",
+            "Rebecca Lee",
+            "Matt Akamatsu",
+            "Sagar Agarwal",
+            "Aidan Stern",
+            "Abhishek Raghunathan",
         }
         assert hit.created and hit.created.startswith("20")
         assert "**" in hit.snippet  # the match is marked
-        assert hit.node_type in {"Evidence", "Claim", "Result", "Hypothesis", "Question", "Conclusion", "Issue", "Source"}
+        assert hit.node_type in {
+            "Evidence",
+            "Claim",
+            "Result",
+            "Hypothesis",
+            "Question",
+            "Conclusion",
+            "Issue",
+            "Source",
+        }
 
 
 def test_filters(sample_brain: LabBrain) -> None:
@@ -97,7 +110,10 @@ def test_stale_index_is_detected_and_reindexed(loaded_dir: Path) -> None:
         brain.index.replace_graph(SAMPLE_GRAPH, "an-old-load", [])  # as if a load was undone
         assert brain.index.stale_graphs(brain.store) == ([SAMPLE_GRAPH], [])
     with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
-        assert reader.index.stale_graphs(reader.store) == ([SAMPLE_GRAPH], [])  # readers never write
+        assert reader.index.stale_graphs(reader.store) == (
+            [SAMPLE_GRAPH],
+            [],
+        )  # readers never write
     with LabBrain(settings_for(loaded_dir)) as brain:
         assert brain.index_sync is not None and brain.index_sync.reindexed == {SAMPLE_GRAPH: 150}
         assert _results(brain) == before
@@ -105,6 +121,7 @@ def test_stale_index_is_detected_and_reindexed(loaded_dir: Path) -> None:
 
 def test_reindex_matches_the_index_built_at_load(loaded_dir: Path) -> None:
     """Loading indexes from the parsed export; reindex reads the store: same records."""
+
     def rows(brain: LabBrain) -> list[tuple[object, ...]]:
         return brain.index._db.execute(
             "SELECT graph, iri, title, clean_title, content, node_type, creator, created, modified"
@@ -129,5 +146,7 @@ def test_index_of_a_dropped_graph_is_removed(loaded_dir: Path) -> None:
 def test_sparql_update_keeps_index_in_step(memory_brain: LabBrain) -> None:
     memory_brain.load(str(SAMPLE))
     memory_brain.query(f"DROP GRAPH <{SAMPLE_GRAPH}>", update=True)
-    memory_brain.query(f"DELETE WHERE {{ GRAPH <urn:labbrain:system> {{ <{SAMPLE_GRAPH}> ?p ?o }} }}", update=True)
+    memory_brain.query(
+        f"DELETE WHERE {{ GRAPH <urn:labbrain:system> {{ <{SAMPLE_GRAPH}> ?p ?o }} }}", update=True
+    )
     assert memory_brain.index.count() == 0

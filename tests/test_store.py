@@ -73,13 +73,15 @@ def test_second_writer_process_gets_store_locked(loaded_dir: Path) -> None:
 
 
 def test_reader_alongside_writer(loaded_dir: Path) -> None:
-    with LabBrain(settings_for(loaded_dir)) as writer:
-        with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
-            assert reader.store.count(SAMPLE_GRAPH) == writer.store.count(SAMPLE_GRAPH)
-            with pytest.raises(StoreReadOnly):
-                reader.store.update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
-            with pytest.raises(StoreReadOnly):
-                reader.store.drop_graph(SAMPLE_GRAPH)
+    with (
+        LabBrain(settings_for(loaded_dir)) as writer,
+        LabBrain(settings_for(loaded_dir), read_only=True) as reader,
+    ):
+        assert reader.store.count(SAMPLE_GRAPH) == writer.store.count(SAMPLE_GRAPH)
+        with pytest.raises(StoreReadOnly):
+            reader.store.update("INSERT DATA { <urn:a> <urn:b> <urn:c> }")
+        with pytest.raises(StoreReadOnly):
+            reader.store.drop_graph(SAMPLE_GRAPH)
 
 
 def test_read_only_store_must_exist(store_dir: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,8 +28,8 @@ from labbrain.ingest import FORMATS, LoadProgress, LoadReport
 from labbrain.queries import python_value
 from labbrain.settings import Settings
 
-out = Console(highlight=False, soft_wrap=True, markup=False)
-err = Console(stderr=True, highlight=False, markup=False)
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 class Context:
@@ -218,11 +219,10 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
         if result is None:
             out.print("update done")
         elif isinstance(result, QueryBoolean):
-            out.print(
-                json.dumps({"boolean": bool(result)})
-                if fmt == "json"
-                else str(bool(result)).lower()
-            )
+            if fmt == "table":
+                out.print(str(bool(result)).lower())
+            else:
+                sys.stdout.buffer.write(result.serialize(format=_RESULT_FORMATS[fmt]) or b"")
         elif isinstance(result, QueryTriples):
             sys.stdout.buffer.write(result.serialize(format=RdfFormat.TURTLE) or b"")
         elif fmt == "table":
@@ -275,10 +275,18 @@ def export_cmd(ctx: Context, graphs: tuple[str, ...], fmt: str, output: str | No
     """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
     with opened(ctx, read_only=True) as brain:
         if output:
-            tmp = Path(output + ".partial")
-            with tmp.open("wb") as handle:
-                brain.export(handle, fmt, list(graphs) or None)
-            tmp.replace(output)
+            target = Path(output)
+            with tempfile.NamedTemporaryFile(
+                "wb", dir=target.parent, prefix=f".{target.name}.", suffix=".partial", delete=False
+            ) as handle:
+                partial = Path(handle.name)
+                try:
+                    brain.export(handle, fmt, list(graphs) or None)
+                except BaseException:
+                    handle.close()
+                    partial.unlink(missing_ok=True)
+                    raise
+            partial.replace(target)
         else:
             brain.export(sys.stdout.buffer, fmt, list(graphs) or None)
             sys.stdout.buffer.flush()

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from labbrain import __version__, queries
-from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed
+from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed, QuerySyntaxError
 from labbrain.export import export as export_graphs
 from labbrain.ingest import LoadReport, Progress, load_source
 from labbrain.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
 from labbrain.ontology import ensure_ontology
 from labbrain.search import SearchHit, SyncReport, TextIndex
 from labbrain.settings import Settings
-from labbrain.sparql_policy import check_query, check_update
+from labbrain.sparql_policy import check_query, check_update, looks_like_update
 from labbrain.store import OxigraphStore, QueryResult, open_store
 
 INDEX_FILE = "index.sqlite"
@@ -134,7 +134,14 @@ class LabBrain:
             self.index.sync(self.store)
             return None
         check_query(sparql)
-        return self.store.query(sparql)
+        try:
+            return self.store.query(sparql)
+        except QuerySyntaxError:
+            if looks_like_update(sparql):
+                raise QueryNotAllowed(
+                    "this is a SPARQL update; run it with --update (it changes the store)"
+                ) from None
+            raise
 
     def graphs(self) -> list[dict[str, Any]]:
         """Every named graph with its triple count, sorted by IRI."""
@@ -159,8 +166,13 @@ class LabBrain:
         return self.index.search(text, **filters)
 
     def export(self, output: IO[bytes], fmt: str, graphs: list[str] | None = None) -> None:
-        """Serialise graphs (default: every dataset and agent graph) to ``output``."""
-        chosen = [graph_iri(g) for g in graphs] if graphs else None
+        """Serialise graphs (default: every graph but labbrain's own ontology and system
+        graphs, which can be named explicitly) to ``output``."""
+        if graphs:
+            chosen = [graph_iri(g) for g in graphs]
+        else:
+            internal = (ONTOLOGY_GRAPH, SYSTEM_GRAPH)
+            chosen = [g for g in self.store.graphs() if g not in internal]
         export_graphs(self.store, output, fmt, chosen)
 
     def info(self) -> dict[str, Any]:
@@ -183,4 +195,3 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[name.lower()] = "not installed"
     return found
-

@@ -40,7 +40,7 @@ _INSTANCE_TYPES = {
     "dgb:RelationInstance",
     "https://discoursegraphs.com/schema/dg_base#RelationInstance",
 }
-_EXPORTER_TYPES = _SCHEMA_TYPES | _RELDEF_TYPES | _INSTANCE_TYPES
+_EXPORTER_KINDS = _SCHEMA_TYPES | _RELDEF_TYPES | _INSTANCE_TYPES
 
 _IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _ROAM_URL_RE = re.compile(r"https://roamresearch\.com/#/app/[^/\s)\]]+/page/[A-Za-z0-9_-]+")
@@ -60,15 +60,14 @@ def is_export_context(context: Any) -> bool:
 
 
 def is_discourse_export(document: Any) -> bool:
-    """True when ``document`` has the shape the Roam Discourse Graphs exporter writes."""
-    if not isinstance(document, dict):
-        return False
-    context, graph = document.get("@context"), document.get("@graph")
-    if not isinstance(context, dict) or not isinstance(graph, list):
-        return False
-    if is_export_context(context):
-        return True
-    return any(isinstance(e, dict) and e.get("@type") in _EXPORTER_TYPES for e in graph[:1000])
+    """True when ``document`` has the shape the Roam Discourse Graphs exporter writes: an
+    exporter ``@context`` (defining its ``nodeSchema`` / ``relationInstance`` terms) and a
+    ``@graph`` list. Other JSON-LD, even with dg types, is plain RDF."""
+    return (
+        isinstance(document, dict)
+        and is_export_context(document.get("@context"))
+        and isinstance(document.get("@graph"), list)
+    )
 
 
 @dataclass
@@ -198,7 +197,12 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
             raise ExportFormatError(
                 label, "nested @context is not part of the export format", position
             )
-        kind = entry.get("@type")
+        declared = entry.get("@type")
+        # The exporter writes one type; JSON-LD allows a list: classify by any of them.
+        types = declared if isinstance(declared, list) else [declared]
+        if not all(isinstance(t, str) or t is None for t in types):
+            raise ExportFormatError(label, "'@type' must be a string or strings", position)
+        kind = next((t for t in types if t in _EXPORTER_KINDS), None)
         if kind in _SCHEMA_TYPES and "title" not in entry:
             iri = expand(entry.get("@id"), position)
             result.schemas[iri] = _text(entry, "label", position, label) or iri.rsplit("/", 1)[-1]
@@ -270,10 +274,8 @@ def _collect_nodes(
         content = _text(entry, "content", position, label) or ""
         created = _text(entry, "created", position, label)
         modified = _text(entry, "modified", position, label)
-        declared = entry.get("@type")
-        schema_iri = (
-            expand(declared, position) if isinstance(declared, str) and ":" in declared else None
-        )
+        declared = _node_schema_reference(entry.get("@type"), result, expand, position)
+        schema_iri = expand(declared, position) if declared is not None else None
         kind = None
         if schema_iri is not None and schema_iri in result.schemas:
             type_label = result.schemas[schema_iri]
@@ -306,6 +308,19 @@ def _collect_nodes(
         )
     if untyped:
         result.warnings.append(f"{untyped} node(s) have no known node type and stay untyped")
+
+
+def _node_schema_reference(
+    declared: Any, result: ExportAnalysis, expand: _Expander, position: str
+) -> str | None:
+    """The ``@type`` value naming the node's schema: the first that is a known nodeSchema,
+    else the first compact IRI (an unknown schema), else None (e.g. "nodeSchema")."""
+    candidates = declared if isinstance(declared, list) else [declared]
+    references = [t for t in candidates if isinstance(t, str) and ":" in t]
+    for reference in references:
+        if expand(reference, position) in result.schemas:
+            return reference
+    return references[0] if references else None
 
 
 def _derive_links(result: ExportAnalysis) -> None:

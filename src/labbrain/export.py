@@ -50,7 +50,7 @@ def page_prefixes(store: QuadStore) -> dict[str, str]:
     prefixes = {}
     for dataset in queries.run(store, "datasets"):
         export_id, slug = dataset.get("exportId"), dataset["slug"]
-        if export_id and _PREFIX_NAME.match(slug) and slug not in CANONICAL_PREFIXES:
+        if export_id and _PREFIX_NAME.match(slug) and slug not in EXPORT_CONTEXT:
             prefixes[slug] = f"{export_id.rstrip('/')}/page/"
     return prefixes
 

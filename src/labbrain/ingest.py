@@ -258,7 +258,7 @@ def _prepare_export(
     """The repaired export as the bulk part; its analysis happens in :func:`load_source`."""
     head: dict[str, Any] = parsed.value
     context = head["@context"]
-    repaired = jsonld.repair_context(context)
+    repaired = jsonld.repair_context(context, settings.jsonld_contexts, source)
     # Only @context and @graph go to the JSON-LD engine: the export's own @id would make
     # @graph a named graph (its prov:generatedAtTime is re-attached among the derived triples).
     first: GraphPart

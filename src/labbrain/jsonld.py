@@ -233,7 +233,11 @@ def pages_base(context: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def repair_context(context: Mapping[str, Any]) -> JsonObject:
+def repair_context(
+    context: Mapping[str, Any],
+    local_contexts: Mapping[str, Path] | None = None,
+    label: str | None = None,
+) -> JsonObject:
     """Return the export's context fixed so that a JSON-LD 1.1 processor reads it as meant.
 
     Guarantees, for every known context variant (v0 draft, 2025-12, 2026-06):
@@ -241,9 +245,17 @@ def repair_context(context: Mapping[str, Any]) -> JsonObject:
     term gets its canonical IRI (Dublin Core terms for title/created/modified/creator, dates
     typed xsd:dateTime); node-to-node terms (predicate, source, destination, inverseOf,
     textRefersToNode, backlink(s), domain, range) are ``@type: @id``; the undefined ``page:``
-    prefix means the same as ``pages:``. Other prefixes and terms of the export are kept.
+    prefix means the same as ``pages:``. Other prefixes and terms of the export are kept. An
+    ``@import`` of a remote context is inlined from its configured local copy, or refused
+    with RemoteContextRefused: nothing is fetched.
     """
-    repaired: JsonObject = {k: v for k, v in context.items() if k not in ("dg", "dgb")}
+    imported: JsonObject = {}
+    if "@import" in context:
+        imported = _imported_context(context["@import"], local_contexts or {}, label)
+    repaired: JsonObject = {
+        **imported,
+        **{k: v for k, v in context.items() if k not in ("dg", "dgb", "@import")},
+    }
     repaired.update(CANONICAL_PREFIXES)
     repaired.update(CANONICAL_TERMS)
     base = pages_base(context)
@@ -254,6 +266,20 @@ def repair_context(context: Mapping[str, Any]) -> JsonObject:
 
 
 # ---------------------------------------------------------------- remote contexts
+def _imported_context(
+    url: Any, local_contexts: Mapping[str, Path], label: str | None
+) -> JsonObject:
+    """The term definitions of an ``@import``ed context, from its configured local copy."""
+    local = local_contexts.get(url) if isinstance(url, str) else None
+    if local is None:
+        raise RemoteContextRefused(str(url), label)
+    document = json.loads(Path(local).read_text(encoding="utf-8"))
+    context = document.get("@context", document) if isinstance(document, dict) else None
+    if not isinstance(context, dict):
+        raise RemoteContextRefused(str(url), label)
+    return context
+
+
 def offline_loader(local_contexts: Mapping[str, Path], label: str) -> Any:
     """A pyld document loader that serves configured local copies and refuses anything else."""
 

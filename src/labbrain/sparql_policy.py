@@ -19,8 +19,13 @@ _MASK_RE = re.compile(
     """,
     re.VERBOSE,
 )
-_SERVICE_RE = re.compile(r"\bSERVICE\b", re.IGNORECASE)
-_LOAD_RE = re.compile(r"\bLOAD\b", re.IGNORECASE)
+# Keywords only: not a prefixed name (sioc:Service, ex:load-x) nor a variable (?service).
+_SERVICE_RE = re.compile(r"(?<![\w:?$.-])SERVICE(?![\w:.-])", re.IGNORECASE)
+_LOAD_RE = re.compile(r"(?<![\w:?$.-])LOAD(?![\w:.-])", re.IGNORECASE)
+_UPDATE_RE = re.compile(
+    r"(?<![\w:?$.-])(INSERT|DELETE|DROP|CLEAR|CREATE|LOAD|ADD|MOVE|COPY)(?![\w:.-])",
+    re.IGNORECASE,
+)
 
 
 def code_only(sparql: str) -> str:
@@ -32,6 +37,11 @@ def check_query(sparql: str) -> None:
     """Raise QueryNotAllowed if a query uses SERVICE."""
     if _SERVICE_RE.search(code_only(sparql)):
         raise QueryNotAllowed("SERVICE is not allowed: labbrain never queries remote endpoints")
+
+
+def looks_like_update(sparql: str) -> bool:
+    """True when the text uses an update keyword (to explain a parse failure as a query)."""
+    return _UPDATE_RE.search(code_only(sparql)) is not None
 
 
 def check_update(sparql: str) -> None:

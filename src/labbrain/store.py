@@ -178,9 +178,10 @@ def _parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
     message = str(err).strip()
     line = column = None
     # pyoxigraph reports "error at LINE:COLUMN: ...", both 1-based.
-    match = re.search(r"at (\d+):(\d+)", message)
+    match = re.match(r"error at (\d+):(\d+):\s*", message)
     if match:
         line, column = int(match.group(1)), int(match.group(2))
+        message = message[match.end() :]
     return QuerySyntaxError(message, line, column)
 
 
