@@ -529,8 +529,13 @@ def test_query_refuses_updates_without_update_flag(loaded: Path) -> None:
     before = snapshot(loaded)
     insert = 'INSERT DATA { GRAPH <http://example.org/g> { <http://example.org/a> <http://example.org/b> "c" } }'
     result = invoke(loaded, "query", insert)
-    one_line_error(result, 2)
+    one_line_error(result, 2, "this is a SPARQL update; run it with --update")
     assert snapshot(loaded) == before
+    # a query that merely fails to parse is reported as a syntax error, position once
+    line = one_line_error(
+        invoke(loaded, "query", "SELECT ?s WHERE { ?s ?p }"), 2, "SPARQL syntax error"
+    )
+    assert "(line 1, column" in line and "error at" not in line
 
 
 def test_query_update_flag_runs_updates(loaded: Path) -> None:
