@@ -18,7 +18,7 @@ from pyld import jsonld
 from pyoxigraph import Quad, RdfFormat, parse
 
 from labbrain.errors import ExportFormatError, InputTooLarge, RemoteContextRefused
-from labbrain.namespaces import DCT, DG, DGB, LB, OWL, PROV, RDF, RDFS, SIOC, XSD
+from labbrain.namespaces import DCT, DG, DGB, OWL, PREFIXES, RDF, RDFS, SIOC, XSD
 
 JsonObject = dict[str, Any]
 
@@ -211,18 +211,8 @@ CANONICAL_TERMS: Mapping[str, str | JsonObject] = {
     "backlinks": _iri_term(DG + "backlink"),
 }
 
-CANONICAL_PREFIXES: Mapping[str, str] = {
-    "rdf": RDF,
-    "rdfs": RDFS,
-    "owl": OWL,
-    "xsd": XSD,
-    "dct": DCT,
-    "prov": PROV,
-    "sioc": SIOC,
-    "dgb": DGB,
-    "dg": DG,
-    "lb": LB,
-}
+#: The prefixes a repaired context declares: labbrain's own, so dg/dgb are the published ones.
+CANONICAL_PREFIXES: Mapping[str, str] = PREFIXES
 
 
 def pages_base(context: Mapping[str, Any]) -> str | None:

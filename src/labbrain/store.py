@@ -56,7 +56,7 @@ from labbrain.errors import (
     StoreNotFound,
     StoreReadOnly,
 )
-from labbrain.namespaces import PREFIXES
+from labbrain.namespaces import PREFIXES, SYSTEM_GRAPH
 
 QueryResult = QuerySolutions | QueryBoolean | QueryTriples
 
@@ -458,18 +458,19 @@ class OxigraphStore:
         fill: Fill,
         on_commit: Callable[[QuadStore], None] | None,
     ) -> None:
-        saved = list(self._store.quads_for_pattern(None, None, None, target))
-        snapshot = _snapshot_small_graphs(self._store, exclude=target)
+        # In memory there is no journal: keep a copy of what the write may touch, the target
+        # graph and the system graph (where on_commit hooks record the write).
+        touched = {target, NamedNode(SYSTEM_GRAPH)}
+        saved = {g: list(self._store.quads_for_pattern(None, None, None, g)) for g in touched}
         try:
-            if saved:
-                self._store.remove_graph(target)
+            self._store.remove_graph(target)
             fill(self._writer(target))
             if on_commit is not None:
                 on_commit(self)
         except BaseException:
-            self._store.remove_graph(target)
-            self._store.extend(saved)
-            _restore_small_graphs(self._store, snapshot)
+            for graph, quads in saved.items():
+                self._store.remove_graph(graph)
+                self._store.extend(quads)
             raise
 
     def _replace_on_disk(
@@ -543,22 +544,6 @@ class _BulkWriter:
             self._owner._store.bulk_extend(
                 Quad(item.subject, item.predicate, item.object, target) for item in part
             )
-
-
-def _snapshot_small_graphs(store: Store, exclude: NamedNode) -> dict[NamedNode, list[Quad]]:
-    """Copy of the system graph, which ``on_commit`` hooks write to (in-memory stores only)."""
-    from labbrain.namespaces import SYSTEM_GRAPH
-
-    system = NamedNode(SYSTEM_GRAPH)
-    if system == exclude:
-        return {}
-    return {system: list(store.quads_for_pattern(None, None, None, system))}
-
-
-def _restore_small_graphs(store: Store, snapshot: dict[NamedNode, list[Quad]]) -> None:
-    for graph, quads in snapshot.items():
-        store.remove_graph(graph)
-        store.extend(quads)
 
 
 def open_store(location: str, *, read_only: bool = False) -> OxigraphStore:
