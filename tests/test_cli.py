@@ -244,7 +244,7 @@ def test_load_graph_option_refuses_reserved_graphs(loaded: Path) -> None:
 def test_load_graph_option_takes_one_file(loaded: Path) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "load", "--graph", "x", str(SAMPLE), str(SAMPLE_DCT))
-    one_line_error(result, 1, "one file at a time")
+    one_line_error(result, 2, "one file at a time")
     assert snapshot(loaded) == before
 
 
@@ -515,8 +515,8 @@ def test_query_from_file(loaded: Path, tmp_path: Path) -> None:
 
 def test_query_needs_exactly_one_source(loaded: Path, tmp_path: Path) -> None:
     path = _write(tmp_path / "q.rq", "ASK {}")
-    one_line_error(invoke(loaded, "query", "ASK {}", "-f", str(path)), 1, "one of them")
-    one_line_error(invoke(loaded, "query"), 1, "one of them")
+    one_line_error(invoke(loaded, "query", "ASK {}", "-f", str(path)), 2, "one of them")
+    one_line_error(invoke(loaded, "query"), 2, "one of them")
 
 
 def test_query_syntax_error_shows_position(loaded: Path) -> None:
@@ -840,3 +840,10 @@ def test_long_error_stays_on_one_line_on_a_narrow_console(
     monkeypatch.setattr(cli.err, "width", 80)
     path = _write(tmp_path / "remote.jsonld", json.dumps({"@context": REMOTE_CONTEXT}))
     one_line_error(invoke(":memory:", "load", str(path)), 2, "refused")
+
+
+def test_invalid_settings_are_reported_not_raised(tmp_path: Path) -> None:
+    result = invoke(tmp_path / "s", "info", env={"LABBRAIN_MAX_ROWS": "many"})
+    one_line_error(result, 2, "settings:", "LABBRAIN_MAX_ROWS")
+    result = invoke(tmp_path / "s", "stats", env={"LABBRAIN_JSONLD_ENGINE": "fastest"})
+    one_line_error(result, 2, "LABBRAIN_JSONLD_ENGINE")

@@ -19,6 +19,7 @@ from conftest import (
 )
 from helpers import canonical, count, select
 from labbrain.core import LabBrain
+from labbrain.errors import ExportFormatError
 
 PAGES = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
 REAL_PAGES = "https://roamresearch.com/#/app/dg-social-media-polarization/page/"
@@ -279,3 +280,31 @@ def test_on_disk_load(disk_brain: LabBrain, store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir), read_only=True) as reader:
         assert reader.store.count(SAMPLE_GRAPH) == report.quads
         assert reader.index.count(SAMPLE_GRAPH) == 150
+
+
+def test_unknown_node_schema_is_a_warning_or_a_strict_error(tmp_path: Path) -> None:
+    document = json.loads(SAMPLE_DCT.read_text())
+    node = next(e for e in document["@graph"] if str(e.get("title", "")).startswith("[[CLM]]"))
+    node["@type"] = "pages:_NOPE-node"  # a schema the export does not define
+    path = tmp_path / "unknown-schema.jsonld"
+    path.write_text(json.dumps(document))
+    with LabBrain(settings_for(":memory:")) as brain:
+        report = brain.load(str(path))
+        assert "unknown node schema pages:_NOPE-node on 1 node(s)" in report.warnings
+        assert report.nodes_by_type["Claim"] == 2  # typed from its [[CLM]] title prefix
+    with LabBrain(settings_for(":memory:", strict_load=True)) as brain:
+        with pytest.raises(ExportFormatError, match="unknown node schema"):
+            brain.load(str(path))
+        assert brain.datasets() == []
+
+
+def test_nodes_with_no_known_type_stay_untyped(memory_brain: LabBrain, tmp_path: Path) -> None:
+    document = json.loads(SAMPLE_DCT.read_text())
+    node = next(e for e in document["@graph"] if "title" in e)
+    node["@type"] = "nodeSchema"
+    node["title"] = "A page with no type prefix"
+    path = tmp_path / "untyped.jsonld"
+    path.write_text(json.dumps(document))
+    report = memory_brain.load(str(path))
+    assert report.nodes_by_type["Untyped"] == 1
+    assert "1 node(s) have no known node type and stay untyped" in report.warnings

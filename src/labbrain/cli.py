@@ -12,9 +12,10 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
+from pydantic import ValidationError
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -22,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from labbrain.core import LabBrain, versions
-from labbrain.errors import LabbrainError
+from labbrain.errors import InputError, LabbrainError, SettingsError
 from labbrain.export import EXPORT_FORMATS
 from labbrain.ingest import FORMATS, LoadProgress, LoadReport
 from labbrain.queries import python_value
@@ -40,7 +41,15 @@ class Context:
 
     def settings(self, **extra: Any) -> Settings:
         """Effective settings: defaults < environment < command-line flags."""
-        return Settings(**{**self.overrides, **{k: v for k, v in extra.items() if v is not None}})
+        flags = {**self.overrides, **{k: v for k, v in extra.items() if v is not None}}
+        try:
+            return Settings(**flags)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"LABBRAIN_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}"
+                for e in error.errors()
+            )
+            raise SettingsError(problems) from None
 
 
 @contextmanager
@@ -59,7 +68,7 @@ def opened(ctx: Context, *, read_only: bool, **extra: Any) -> Iterator[LabBrain]
         brain.close()
 
 
-def _fail(error: LabbrainError) -> None:
+def _fail(error: LabbrainError) -> NoReturn:
     err.print(Text.assemble(("error: ", "bold red"), str(error)))
     sys.exit(error.exit_code)
 
@@ -105,7 +114,7 @@ def load(
     Loading a file again replaces its graph atomically. "-" reads stdin (with --format).
     """
     if graph and len(paths) > 1:
-        _fail(LabbrainError("--graph names one dataset; load one file at a time with it"))
+        _fail(InputError("--graph names one dataset; load one file at a time with it"))
     reports: list[LoadReport] = []
     with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
         for path in paths:
@@ -212,7 +221,7 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
     The rdf, rdfs, owl, xsd, dct, prov, sioc, dgb, dg and lb prefixes are predeclared.
     """
     if bool(sparql) == bool(file):
-        _fail(LabbrainError("give the query as an argument or with -f FILE (one of them)"))
+        _fail(InputError("give the query as an argument or with -f FILE (one of them)"))
     text = sparql if sparql else Path(file or "").read_text(encoding="utf-8")
     with opened(ctx, read_only=not update) as brain:
         result = brain.query(text, update=update)
@@ -330,7 +339,10 @@ def graphs(ctx: Context) -> None:
 @pass_ctx
 def info(ctx: Context) -> None:
     """Effective settings, store location and versions."""
-    settings = ctx.settings()
+    try:
+        settings = ctx.settings()
+    except LabbrainError as error:
+        _fail(error)
     out.print(f"store: {settings.store}")
     table = Table(
         "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
