@@ -240,3 +240,19 @@ def test_graph_member_not_last_still_loads(memory_brain: LabBrain, tmp_path: Pat
     path = _write(tmp_path, "trailing.jsonld", json.dumps(trailing))
     report = memory_brain.load(str(path), graph="trailing")
     assert report.nodes == 150
+
+
+def test_reference_lists_must_hold_references(
+    loaded: LabBrain, tmp_path: Path, store_dir: Path
+) -> None:
+    before = snapshot(loaded)
+    document = _sample_document()
+    index = next(i for i, e in enumerate(document["@graph"]) if "textRefersToNode" in e)
+    document["@graph"][index]["textRefersToNode"] = ["page:ok", {"@id": "nested"}]
+    path = _write(tmp_path, "bad-refs.jsonld", json.dumps(document))
+    with pytest.raises(
+        ExportFormatError, match="'textRefersToNode' must hold page references"
+    ) as caught:
+        loaded.load(str(path))
+    assert caught.value.position == f"@graph[{index}]"
+    _assert_unchanged(loaded, before, store_dir)

@@ -165,6 +165,7 @@ def _text(entry: JsonObject, key: str, position: str, label: str) -> str | None:
 
 
 def _references(entry: JsonObject, key: str, position: str, label: str) -> list[Any]:
+    """The page references under ``key`` (one or a list), checked to be strings."""
     value = entry.get(key, [])
     values = value if isinstance(value, list) else [value]
     for item in values:
@@ -274,6 +275,8 @@ def _collect_nodes(
         content = _text(entry, "content", position, label) or ""
         created = _text(entry, "created", position, label)
         modified = _text(entry, "modified", position, label)
+        for key in ("textRefersToNode", "backlinks", "backlink"):
+            _references(entry, key, position, label)
         declared = _node_schema_reference(entry.get("@type"), result, expand, position)
         schema_iri = expand(declared, position) if declared is not None else None
         kind = None
