@@ -94,14 +94,14 @@ def test_kill_during_reload_keeps_the_previous_version(tmp_path: Path, big_expor
     with LabBrain(settings_for(store)) as brain:
         first = brain.load(str(big_export))
         before = _fingerprint(brain)
-        hits = [h.iri for h in brain.search("membrane tension actin", limit=5)]
+        hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5)]
     _load_and_kill(store, big_export, 0.8)
     with LabBrain(settings_for(store)) as brain:
         assert _fingerprint(brain) == before
         assert brain.store.count(BIG_GRAPH) == first.quads
         assert [d["loadId"] for d in brain.datasets()] == [first.load_id]
         assert brain.index.count(BIG_GRAPH) == 20_000
-        assert [h.iri for h in brain.search("membrane tension actin", limit=5)] == hits
+        assert [h.node.iri for h in brain.search("membrane tension actin", limit=5)] == hits
     # and a load after the crash completes normally
     with LabBrain(settings_for(store)) as brain:
         again = brain.load(str(big_export))

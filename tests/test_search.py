@@ -23,7 +23,7 @@ def loaded_dir(store_dir: Path) -> Path:
 
 
 def _results(brain: LabBrain, text: str = "membrane tension actin") -> list[tuple[str, float]]:
-    return [(h.iri, round(h.score, 6)) for h in brain.search(text, limit=20)]
+    return [(h.node.iri, round(h.score, 6)) for h in brain.search(text, limit=20)]
 
 
 def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
@@ -31,19 +31,19 @@ def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
     assert len(hits) == 5
     assert hits == sorted(hits, key=lambda h: -h.score)
     for hit in hits:
-        assert hit.graph == SAMPLE_GRAPH
-        assert hit.iri.startswith("https://roamresearch.com/#/app/akamatsulab-sample/page/")
-        assert not hit.title.startswith("[[")
-        assert hit.creator is None or hit.creator in {
+        assert hit.node.graph == SAMPLE_GRAPH
+        assert hit.node.iri.startswith("https://roamresearch.com/#/app/akamatsulab-sample/page/")
+        assert not hit.node.title.startswith("[[")
+        assert hit.node.creator is None or hit.node.creator in {
             "Rebecca Lee",
             "Matt Akamatsu",
             "Sagar Agarwal",
             "Aidan Stern",
             "Abhishek Raghunathan",
         }
-        assert hit.created and hit.created.startswith("20")
+        assert hit.node.created and hit.node.created.startswith("20")
         assert "**" in hit.snippet  # the match is marked
-        assert hit.node_type in {
+        assert hit.node.node_type in {
             "Evidence",
             "Claim",
             "Result",
@@ -57,9 +57,9 @@ def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
 
 def test_filters(sample_brain: LabBrain) -> None:
     claims = sample_brain.search("actin", node_type="claim", limit=50)
-    assert claims and all(h.node_type == "Claim" for h in claims)
+    assert claims and all(h.node.node_type == "Claim" for h in claims)
     by_matt = sample_brain.search("actin", creator="Matt Akamatsu", limit=50)
-    assert by_matt and all(h.creator == "Matt Akamatsu" for h in by_matt)
+    assert by_matt and all(h.node.creator == "Matt Akamatsu" for h in by_matt)
     assert sample_brain.search("actin", graphs=["urn:labbrain:dataset:nothing"]) == []
     assert sample_brain.search("   ") == []
 
@@ -67,7 +67,7 @@ def test_filters(sample_brain: LabBrain) -> None:
 def test_title_matches_rank_first(memory_brain: LabBrain) -> None:
     memory_brain.load(str(REAL))
     top = memory_brain.search("polarization", limit=1)[0]
-    assert "polariz" in top.title.lower()
+    assert "polariz" in top.node.title.lower()
 
 
 @settings(max_examples=60, deadline=None)
@@ -140,7 +140,7 @@ def test_index_of_a_dropped_graph_is_removed(loaded_dir: Path) -> None:
     with LabBrain(settings_for(loaded_dir)) as brain:
         brain.drop(REAL_GRAPH)
         assert brain.index.count(REAL_GRAPH) == 0
-        assert all(h.graph == SAMPLE_GRAPH for h in brain.search("polarization social media"))
+        assert all(h.node.graph == SAMPLE_GRAPH for h in brain.search("polarization social media"))
 
 
 def test_sparql_update_keeps_index_in_step(memory_brain: LabBrain) -> None:

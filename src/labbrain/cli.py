@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -402,16 +403,17 @@ def search(
             err.print("warning: the text index is out of date; run `labbrain reindex`")
         hits = brain.search(text, limit=limit, node_type=node_type, creator=creator)
         if as_json:
-            out.print_json(json.dumps([h.__dict__ for h in hits]))
+            rows = [{**asdict(h.node), "snippet": h.snippet, "score": h.score} for h in hits]
+            out.print_json(json.dumps(rows))
             return
         table = Table("score", "type", "title", "creator", "created", "snippet")
         for hit in hits:
             table.add_row(
                 f"{hit.score:.2f}",
-                hit.node_type,
-                hit.title,
-                _cell(hit.creator),
-                _cell(hit.created)[:10],
+                hit.node.node_type,
+                hit.node.title,
+                _cell(hit.node.creator),
+                _cell(hit.node.created)[:10],
                 hit.snippet,
             )
         out.print(table)

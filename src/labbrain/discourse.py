@@ -91,6 +91,7 @@ class Node:
     content: str
     created: str | None
     modified: str | None
+    images: int = 0
 
     def index_record(self) -> IndexRecord:
         """The text-index record of this node (the same one a re-index builds from the store)."""
@@ -102,6 +103,7 @@ class Node:
             creator=self.creator,
             created=self.created,
             modified=self.modified,
+            images=self.images,
         )
 
 
@@ -355,6 +357,7 @@ def _derive_links(result: ExportAnalysis) -> None:
                 bad_images += 1
                 continue
             result.derived.append(Triple(subject, _IMAGE, image))
+            node.images += 1
     if bad_images:
         result.warnings.append(f"{bad_images} image link(s) are not valid URLs and were skipped")
 

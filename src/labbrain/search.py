@@ -20,7 +20,7 @@ from labbrain import queries
 from labbrain.store import QuadStore
 from labbrain.titles import clean_title
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     id INTEGER PRIMARY KEY,
     graph TEXT NOT NULL,
     iri TEXT NOT NULL,
+    uid TEXT NOT NULL,
     title TEXT NOT NULL,
     clean_title TEXT NOT NULL,
     content TEXT NOT NULL,
@@ -37,9 +38,12 @@ CREATE TABLE IF NOT EXISTS nodes (
     creator TEXT,
     created TEXT,
     modified TEXT,
+    images INTEGER NOT NULL DEFAULT 0,
     UNIQUE (graph, iri)
 );
 CREATE INDEX IF NOT EXISTS nodes_graph ON nodes (graph);
+CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
+CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     clean_title, content, content='nodes', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
@@ -75,19 +79,37 @@ class IndexRecord:
     creator: str | None
     created: str | None
     modified: str | None
+    images: int = 0
+
+
+def uid_of(iri: str) -> str:
+    """The Roam uid of a node IRI (its last path segment)."""
+    return iri.rstrip("/").rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class IndexedNode:
+    """A node as the index knows it: identity, attribution and type, without its content."""
+
+    graph: str
+    iri: str
+    uid: str
+    title: str  # without the [[XXX]] - prefix
+    node_type: str
+    creator: str | None
+    created: str | None
+    modified: str | None
+    images: int
+
+
+_NODE_COLUMNS = "graph, iri, uid, clean_title, node_type, creator, created, modified, images"
 
 
 @dataclass(frozen=True)
 class SearchHit:
     """One search result, with its attribution."""
 
-    graph: str
-    iri: str
-    title: str  # without the [[XXX]] - prefix
-    node_type: str
-    creator: str | None
-    created: str | None
-    modified: str | None
+    node: IndexedNode
     snippet: str
     score: float
 
@@ -219,6 +241,9 @@ class TextIndex:
     def index_graph(self, store: QuadStore, graph: str, load_id: str) -> int:
         """Replace the index rows of ``graph`` with its nodes from the store; return how many."""
         records: dict[str, IndexRecord] = {}
+        images = {
+            row["node"]: row["images"] for row in queries.run(store, "image_counts", graph=graph)
+        }
         for row in queries.run(store, "index_nodes", graph=graph):
             records.setdefault(
                 row["node"],
@@ -230,6 +255,7 @@ class TextIndex:
                     creator=row["creator"],
                     created=row["created"],
                     modified=row["modified"],
+                    images=images.get(row["node"], 0),
                 ),
             )
         return self.replace_graph(graph, load_id, records.values())
@@ -243,6 +269,7 @@ class TextIndex:
             (
                 graph,
                 r.iri,
+                uid_of(r.iri),
                 r.title,
                 clean_title(r.title),
                 r.content,
@@ -250,14 +277,15 @@ class TextIndex:
                 r.creator,
                 normalise_timestamp(r.created),
                 normalise_timestamp(r.modified),
+                r.images,
             )
             for r in records
         ]
         with self._db:
             self._delete_graph(graph)
             self._db.executemany(
-                "INSERT INTO nodes (graph, iri, title, clean_title, content, node_type, creator,"
-                " created, modified) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO nodes (graph, iri, uid, title, clean_title, content, node_type,"
+                " creator, created, modified, images) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             self._db.execute(
@@ -287,43 +315,126 @@ class TextIndex:
             self._db.execute("SELECT count(*) FROM nodes WHERE graph = ?", (graph,)).fetchone()[0]
         )
 
+    def nodes_by_uid(self, uid: str, graphs: Iterable[str] | None = None) -> list[IndexedNode]:
+        """Every indexed node with this uid (one per dataset holding it), by graph."""
+        sql = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE uid = ?"
+        args: list[Any] = [uid]
+        sql, args = _within(sql, args, graphs)
+        return [IndexedNode(*row) for row in self._db.execute(sql + " ORDER BY graph", args)]
+
+    def nodes_by_iri(self, iris: Iterable[str], graph: str | None = None) -> dict[str, IndexedNode]:
+        """The indexed nodes among ``iris`` (in ``graph`` when given), by IRI."""
+        wanted = list(dict.fromkeys(iris))
+        found: dict[str, IndexedNode] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            sql = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE iri IN ({','.join('?' * len(chunk))})"
+            args: list[Any] = list(chunk)
+            if graph is not None:
+                sql += " AND graph = ?"
+                args.append(graph)
+            for row in self._db.execute(sql + " ORDER BY graph DESC", args):
+                found[row[1]] = IndexedNode(*row)
+        return found
+
+    def content(self, graph: str, iri: str) -> str:
+        """The markdown content of one indexed node ('' if unknown)."""
+        row = self._db.execute(
+            "SELECT content FROM nodes WHERE graph = ? AND iri = ?", (graph, iri)
+        ).fetchone()
+        return str(row[0]) if row else ""
+
+    def nodes(
+        self,
+        *,
+        graphs: Iterable[str] | None = None,
+        node_types: Iterable[str] | None = None,
+        creator: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[IndexedNode], int]:
+        """Indexed nodes matching the filters, newest first, and how many match in all."""
+        where = ["1 = 1"]
+        args: list[Any] = []
+        if graphs is not None:
+            chosen = list(graphs)
+            where.append(f"graph IN ({','.join('?' * len(chosen))})")
+            args.extend(chosen)
+        if node_types is not None:
+            kinds = [t.lower() for t in node_types]
+            where.append(f"lower(node_type) IN ({','.join('?' * len(kinds))})")
+            args.extend(kinds)
+        if creator is not None:
+            where.append("creator = ?")
+            args.append(creator)
+        condition = " AND ".join(where)
+        total = int(
+            self._db.execute(f"SELECT count(*) FROM nodes WHERE {condition}", args).fetchone()[0]
+        )
+        rows = self._db.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {condition}"
+            " ORDER BY created DESC, iri LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        )
+        return [IndexedNode(*row) for row in rows], total
+
     def search(
         self,
         text: str,
         *,
         limit: int = 10,
         graphs: Iterable[str] | None = None,
-        node_type: str | None = None,
+        node_type: str | Iterable[str] | None = None,
         creator: str | None = None,
+        order_by: str = "relevance",
+        descending: bool = True,
     ) -> list[SearchHit]:
-        """BM25-ranked nodes matching any word of ``text``, best first, with a snippet.
+        """Nodes matching any word of ``text`` (BM25), with a snippet around the match.
 
-        Title matches weigh more than content matches. Filters are exact (type label is
-        matched case-insensitively). Returns at most ``limit`` hits.
+        Title matches weigh more than content matches. ``order_by`` is ``relevance`` (best
+        first, whatever ``descending`` says), ``created``, ``modified`` or ``title``. The
+        node type filter takes one label or several (case-insensitive); other filters are
+        exact. Returns at most ``limit`` hits.
         """
         match = fts_query(text)
         if not match:
             return []
         sql = [
-            "SELECT n.graph, n.iri, n.clean_title, n.node_type, n.creator, n.created, n.modified,",
+            f"SELECT {', '.join('n.' + c.strip() for c in _NODE_COLUMNS.split(','))},",
             " snippet(nodes_fts, -1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
             " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid",
             " WHERE nodes_fts MATCH ?",
         ]
         args: list[Any] = [match]
-        graph_list = list(graphs) if graphs is not None else None
-        if graph_list is not None:
-            sql.append(f" AND n.graph IN ({','.join('?' * len(graph_list))})")
-            args.extend(graph_list)
+        if graphs is not None:
+            chosen = list(graphs)
+            sql.append(f" AND n.graph IN ({','.join('?' * len(chosen))})")
+            args.extend(chosen)
         if node_type:
-            sql.append(" AND lower(n.node_type) = lower(?)")
-            args.append(node_type)
+            kinds = [node_type] if isinstance(node_type, str) else list(node_type)
+            sql.append(f" AND lower(n.node_type) IN ({','.join('?' * len(kinds))})")
+            args.extend(k.lower() for k in kinds)
         if creator:
             sql.append(" AND n.creator = ?")
             args.append(creator)
-        sql.append(" ORDER BY rank, n.iri LIMIT ?")
+        direction = "DESC" if descending else "ASC"
+        column = {"created": "n.created", "modified": "n.modified", "title": "n.clean_title"}
+        if order_by in column:
+            sql.append(
+                f" ORDER BY {column[order_by]} IS NULL, {column[order_by]} {direction}, rank"
+            )
+        else:
+            sql.append(" ORDER BY rank, n.iri")
+        sql.append(" LIMIT ?")
         args.append(limit)
         return [
-            SearchHit(g, iri, title, nt, cr, c, m, snip, -score)
-            for g, iri, title, nt, cr, c, m, snip, score in self._db.execute("".join(sql), args)
+            SearchHit(IndexedNode(*row[:9]), row[9], -row[10])
+            for row in self._db.execute("".join(sql), args)
         ]
+
+
+def _within(sql: str, args: list[Any], graphs: Iterable[str] | None) -> tuple[str, list[Any]]:
+    if graphs is None:
+        return sql, args
+    chosen = list(graphs)
+    return sql + f" AND graph IN ({','.join('?' * len(chosen))})", [*args, *chosen]
