@@ -7,6 +7,7 @@ the library's error tree become a one-line message on stderr and a non-zero exit
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -384,6 +385,18 @@ def reindex(ctx: Context) -> None:
             out.print(f"{graph}: {count:,} nodes indexed")
         if not report.reindexed:
             out.print("no datasets to index")
+
+
+@main.command()
+@pass_ctx
+def mcp(ctx: Context) -> None:
+    """Serve the discourse-graph tools over MCP (stdio). DATA_PATH=export.jsonld loads that
+    export first unless the store already holds it unchanged."""
+    from labbrain.mcp_server import serve_stdio
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    with opened(ctx, read_only=False) as brain:
+        serve_stdio(brain)
 
 
 @main.command()

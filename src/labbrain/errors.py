@@ -20,7 +20,10 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   ├── QuerySyntaxError(message, line, column)
     │   ├── QueryNotAllowed(reason)
     │   └── UnknownTemplate(name) / TemplateParameterError(name, reason)
+    │   └── QueryTimeout(seconds)
     ├── GraphNotFound(graph)
+    ├── NodeNotFound(uid) / DatasetNotFound(name)
+    ├── InvalidArgument(name, reason)
     └── SettingsError(reason)
 """
 
@@ -155,6 +158,48 @@ class TemplateParameterError(QueryError):
         self.name = name
         self.reason = reason
         super().__init__(f"template {name}: {reason}")
+
+
+class QueryTimeout(QueryError):
+    """A query ran past its time limit and was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"query stopped after {seconds:g} s; narrow it (LIMIT, fewer OPTIONALs, a GRAPH)"
+        )
+
+
+class NodeNotFound(LabbrainError):
+    """No loaded dataset has a node with this uid."""
+
+    exit_code = 4
+
+    def __init__(self, uid: str) -> None:
+        self.uid = uid
+        super().__init__(f"no node with uid {uid}; search_nodes finds uids")
+
+
+class DatasetNotFound(LabbrainError):
+    """No loaded dataset has this slug."""
+
+    exit_code = 4
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        choices = ", ".join(known) or "none loaded yet"
+        super().__init__(f"no dataset named {name}; loaded datasets: {choices}")
+
+
+class InvalidArgument(LabbrainError):
+    """A tool or command argument has a value it cannot take."""
+
+    exit_code = 2
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"invalid {name}: {reason}")
 
 
 class GraphNotFound(LabbrainError):

@@ -57,6 +57,12 @@ class Settings(BaseSettings):
     max_rows: int = Field(
         default=10_000, gt=0, description="Row cap for query results printed by the CLI."
     )
+    query_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Time limit of a SPARQL query sent by an assistant."
+    )
+    mcp_max_chars: int = Field(
+        default=50_000, gt=0, description="Character cap of one sparql_query answer."
+    )
 
     @property
     def in_memory(self) -> bool:

@@ -1,0 +1,278 @@
+"""Answer models of the discourse-graph tools (pydantic, so MCP clients get an outputSchema).
+
+Field names are the wire names (camelCase, as the reference Discourse Graph MCP server uses).
+Every model that names a node carries its attribution: creator, created date and URL.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Direction = Literal["outgoing", "incoming", "both"]
+
+
+class NodeRef(BaseModel):
+    """A node with its attribution."""
+
+    uid: str = Field(description="Roam page uid; pass it to get_node")
+    dataset: str = Field(description="slug of the loaded export the node belongs to")
+    nodeType: str = Field(description="node type label, e.g. Claim, Evidence, Result")
+    title: str = Field(description="title without the [[XXX]] - prefix")
+    creator: str | None = Field(description="researcher who created the node")
+    created: str | None = Field(description="creation time, ISO 8601")
+    url: str = Field(description="the node's Roam page")
+
+
+class SearchResult(NodeRef):
+    """One search hit."""
+
+    modified: str | None
+    snippet: str = Field(description="text around the match, matches in **bold**")
+    imageCount: int
+    score: float = Field(description="BM25 relevance, higher is better")
+
+
+class SearchNodesResult(BaseModel):
+    """Search results, best first (or in the requested order)."""
+
+    results: list[SearchResult]
+    count: int
+    note: str | None = None
+
+
+class Link(BaseModel):
+    """A connection of a node: a typed relation (with its label) or a text reference."""
+
+    direction: Literal["outgoing", "incoming"]
+    kind: Literal["typed", "text"] = Field(
+        description="typed: a discourse relation; text: the text links to or mentions the node"
+    )
+    relationshipType: str | None = Field(description="relation label, e.g. Supports; None for text")
+    node: NodeRef
+
+
+class NodeDetail(NodeRef):
+    """A node in full."""
+
+    modified: str | None
+    content: str = Field(description="the node's markdown")
+    imageUrls: list[str]
+    imageCount: int
+    linkedNodes: list[Link]
+    linkedNodesTruncated: bool = False
+    alsoIn: list[str] = Field(
+        default_factory=list, description="other datasets holding a node with this uid"
+    )
+
+
+class LinkedNodesResult(BaseModel):
+    """The connections of one node."""
+
+    node: NodeRef
+    direction: Direction
+    linkedNodes: list[Link]
+    count: int
+    truncated: bool = False
+    note: str | None = None
+
+
+class NodeTypeInfo(BaseModel):
+    """A node type of the loaded datasets."""
+
+    label: str
+    code: str | None = Field(description="the [[XXX]] title abbreviation, when it has one")
+    description: str
+    count: int
+    datasets: list[str]
+
+
+class RelationTypeInfo(BaseModel):
+    """A relation type (relationDef) of the loaded datasets."""
+
+    label: str
+    sourceType: str | None
+    destinationType: str | None
+    inverseLabel: str | None
+    coreRelation: str | None = Field(description="the dg:/lb: relation it specialises")
+    count: int
+    dataset: str
+
+
+class DatasetInfo(BaseModel):
+    """A loaded export."""
+
+    dataset: str
+    graph: str
+    domain: str | None = Field(description="the Roam graph the export came from")
+    nodes: int
+    loadedAt: str
+
+
+class SchemaResult(BaseModel):
+    """The node types, relation types and datasets of the store."""
+
+    nodeTypes: list[NodeTypeInfo]
+    relationTypes: list[RelationTypeInfo]
+    datasets: list[DatasetInfo]
+
+
+class CreatorStats(BaseModel):
+    """One researcher's contributions."""
+
+    creator: str
+    total: int
+    byType: dict[str, int]
+    firstContribution: str | None
+    lastContribution: str | None
+
+
+class ContributionsResult(BaseModel):
+    """Per-creator statistics, and the nodes of one creator when a creator was given."""
+
+    creators: list[CreatorStats]
+    nodes: list[NodeRef] = Field(default_factory=list)
+    totalNodes: int = 0
+    truncated: bool = False
+    note: str | None = None
+
+
+class NodeImagesResult(BaseModel):
+    """The images a node embeds."""
+
+    node: NodeRef
+    imageUrls: list[str]
+    keyImage: str | None = Field(description="the first image, usually the main figure")
+    imageCount: int
+    note: str | None = None
+
+
+class Relationship(BaseModel):
+    """One typed relation between two nodes."""
+
+    relationshipType: str
+    source: NodeRef
+    destination: NodeRef
+
+
+class RelationshipsResult(BaseModel):
+    """Typed relations matching the filters."""
+
+    relationships: list[Relationship]
+    count: int
+    total: int
+    truncated: bool = False
+    note: str | None = None
+
+
+class RelationTypesResult(BaseModel):
+    """Every relation type with its instance count."""
+
+    relationTypes: list[RelationTypeInfo]
+
+
+class NeighborNode(NodeRef):
+    """A node reached by a traversal, with the hop that reached it."""
+
+    hop: int
+    viaUid: str | None = Field(description="the node it was reached from")
+    relationshipType: str | None = Field(description="relation of that hop; None for text links")
+
+
+class Edge(BaseModel):
+    """A connection between two nodes of a traversal result."""
+
+    sourceUid: str
+    destinationUid: str
+    relationshipType: str | None
+    kind: Literal["typed", "text"]
+
+
+class NeighborhoodResult(BaseModel):
+    """Nodes around a start node, grouped by hop, with the edges among them."""
+
+    start: NodeRef
+    depth: int
+    direction: Direction
+    hopCounts: list[int]
+    nodesByHop: list[list[NeighborNode]]
+    edges: list[Edge]
+    totalNodes: int
+    truncated: bool = False
+    note: str | None = None
+
+
+class PathStep(BaseModel):
+    """One hop of a path: ``source`` -[relationshipType]-> ``destination``."""
+
+    source: NodeRef
+    relationshipType: str
+    destination: NodeRef
+    traversed: Literal["forward", "backward"] = Field(
+        description="forward: the path follows the relation's direction"
+    )
+
+
+class PathResult(BaseModel):
+    """The shortest typed paths between two nodes."""
+
+    found: bool
+    length: int | None
+    paths: list[list[PathStep]]
+    truncated: bool = False
+    note: str | None = None
+
+
+class StanceNode(NodeRef):
+    """A node that supports or opposes a claim, directly or through an intermediate node."""
+
+    relationshipType: str
+    via: NodeRef | None = None
+
+
+class CreatorStance(BaseModel):
+    """How many supporting / opposing nodes one creator contributed."""
+
+    supporting: int = 0
+    opposing: int = 0
+
+
+class ClaimStatusResult(BaseModel):
+    """The evidence on one claim."""
+
+    claim: NodeRef
+    supporting: list[StanceNode]
+    opposing: list[StanceNode]
+    countsByCreator: dict[str, CreatorStance]
+    sources: list[NodeRef] = Field(description="source nodes the evidence links to")
+    contested: bool = Field(description="both supporting and opposing nodes exist")
+    singleSource: bool = Field(
+        description="all the evidence goes back to at most one source (or one creator)"
+    )
+    note: str | None = None
+
+
+class GapsResult(BaseModel):
+    """Where the discourse graph is thin."""
+
+    unaddressedQuestions: list[NodeRef]
+    claimsWithoutEvidence: list[NodeRef]
+    hypothesesWithoutResults: list[NodeRef]
+    evidenceWithoutSource: list[NodeRef]
+    counts: dict[str, int]
+    truncated: bool = False
+    note: str | None = None
+
+
+class SparqlResult(BaseModel):
+    """The answer to a read-only SPARQL query."""
+
+    kind: Literal["select", "ask", "construct"]
+    columns: list[str] = Field(default_factory=list)
+    rows: list[dict[str, str | None]] = Field(default_factory=list)
+    boolean: bool | None = None
+    turtle: str | None = None
+    rowCount: int = 0
+    truncated: bool = False
+    note: str | None = None
