@@ -10,6 +10,7 @@ Errors the model should read become ``isError`` results with a message saying wh
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -59,6 +60,7 @@ READ_ONLY = ToolAnnotations(
 )
 
 Model = TypeVar("Model", bound=BaseModel)
+ToolFn = TypeVar("ToolFn", bound=Callable[..., CallToolResult])
 
 Uid = Annotated[
     str, Field(description="the node's uid, e.g. 'CnOU48Obk' (search_nodes finds uids)")
@@ -103,7 +105,16 @@ def build_server(brain: LabBrain) -> MCPServer:
         version=__version__,
     )
 
-    @server.tool(title="Search nodes", annotations=READ_ONLY)
+    def tool(title: str) -> Callable[[ToolFn], ToolFn]:
+        """Register a read-only tool whose description is its docstring, dedented."""
+
+        def register(fn: ToolFn) -> ToolFn:
+            description = inspect.cleandoc(fn.__doc__ or "")
+            return server.tool(title=title, description=description, annotations=READ_ONLY)(fn)
+
+        return register
+
+    @tool("Search nodes")
     def search_nodes(
         query: Annotated[str, Field(description="keywords, e.g. 'membrane tension force capping'")],
         nodeType: NodeTypeArg = None,
@@ -136,7 +147,7 @@ def build_server(brain: LabBrain) -> MCPServer:
             )
         )
 
-    @server.tool(title="Get node", annotations=READ_ONLY)
+    @tool("Get node")
     def get_node(uid: Uid, dataset: Dataset = None) -> Annotated[CallToolResult, NodeDetail]:
         """Read one node in full: its markdown, type, title, creator, dates, url, image URLs,
         and every linked node (typed relations with label and direction, and text
@@ -146,7 +157,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         look further, get_node_images for figures."""
         return _call(lambda: graph.get_node(uid, dataset))
 
-    @server.tool(title="Get linked nodes", annotations=READ_ONLY)
+    @tool("Get linked nodes")
     def get_linked_nodes(
         uid: Uid, direction: DirectionArg = "both", dataset: Dataset = None
     ) -> Annotated[CallToolResult, LinkedNodesResult]:
@@ -157,7 +168,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Use to trace reasoning one step; get_node_neighborhood goes several hops."""
         return _call(lambda: graph.get_linked_nodes(uid, direction, dataset))
 
-    @server.tool(title="Get schema", annotations=READ_ONLY)
+    @tool("Get schema")
     def get_schema() -> Annotated[CallToolResult, SchemaResult]:
         """Describe what the loaded graphs contain: the node types (label, code such as CLM,
         meaning, count), the relation types (e.g. Evidence Supports Claim, with counts) and
@@ -166,7 +177,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Call it first when you do not know the graph's vocabulary."""
         return _call(graph.get_schema)
 
-    @server.tool(title="Researcher contributions", annotations=READ_ONLY)
+    @tool("Researcher contributions")
     def get_researcher_contributions(
         creator: Annotated[
             str | None, Field(description="one researcher; omit for everyone's statistics")
@@ -179,7 +190,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Use for attribution and to find whose work to read."""
         return _call(lambda: graph.get_researcher_contributions(creator, nodeType))
 
-    @server.tool(title="Get node images", annotations=READ_ONLY)
+    @tool("Get node images")
     def get_node_images(
         uid: Uid, dataset: Dataset = None
     ) -> Annotated[CallToolResult, NodeImagesResult]:
@@ -189,7 +200,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Show the key image with markdown ![legend](url) and say what it shows."""
         return _call(lambda: graph.get_node_images(uid, dataset))
 
-    @server.tool(title="Get relationships", annotations=READ_ONLY)
+    @tool("Get relationships")
     def get_relationships(
         sourceUid: Annotated[str | None, Field(description="only relations from this node")] = None,
         destinationUid: Annotated[
@@ -212,14 +223,14 @@ def build_server(brain: LabBrain) -> MCPServer:
             )
         )
 
-    @server.tool(title="Get relation types", annotations=READ_ONLY)
+    @tool("Get relation types")
     def get_relation_types() -> Annotated[CallToolResult, RelationTypesResult]:
         """List the relation types of the loaded graphs (label, source and destination node
         types, inverse label, the core relation it specialises) with how many instances
         each has. Use the labels with get_relationships or the traversal tools."""
         return _call(graph.get_relation_types)
 
-    @server.tool(title="Node neighborhood", annotations=READ_ONLY)
+    @tool("Node neighborhood")
     def get_node_neighborhood(
         uid: Uid,
         depth: Annotated[int, Field(ge=1, le=4, description="hops to go out, 1-4")] = 2,
@@ -242,7 +253,7 @@ def build_server(brain: LabBrain) -> MCPServer:
             )
         )
 
-    @server.tool(title="Find path", annotations=READ_ONLY)
+    @tool("Find path")
     def find_path(
         fromUid: Uid,
         toUid: Uid,
@@ -259,7 +270,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Use to explain how a result bears on a question or a claim."""
         return _call(lambda: graph.find_path(fromUid, toUid, maxHops, relationshipTypes, dataset))
 
-    @server.tool(title="Claim status", annotations=READ_ONLY)
+    @tool("Claim status")
     def get_claim_status(
         uid: Uid, dataset: Dataset = None
     ) -> Annotated[CallToolResult, ClaimStatusResult]:
@@ -270,7 +281,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         Report both sides with their creators; get_node reads any of them in full."""
         return _call(lambda: graph.get_claim_status(uid, dataset))
 
-    @server.tool(title="Find gaps", annotations=READ_ONLY)
+    @tool("Find gaps")
     def find_gaps(
         nodeType: Annotated[
             str | None, Field(description="only gaps of this type: Question, Claim, ...")
@@ -282,7 +293,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         linked to no source. Use to suggest what to read or do next."""
         return _call(lambda: graph.find_gaps(nodeType, dataset))
 
-    @server.tool(title="SPARQL query", annotations=READ_ONLY)
+    @tool("SPARQL query")
     def sparql_query(
         query: Annotated[
             str,

@@ -1,0 +1,140 @@
+"""The real `labbrain mcp` process over stdio: the SDK's stdio client and the MCP Inspector CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REAL, SAMPLE, settings_for
+from mcp import Client, StdioServerParameters
+
+from labbrain.core import LabBrain
+
+pytestmark = pytest.mark.subprocess
+
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
+
+
+def _server(store: Path, data_path: Path | None = None) -> StdioServerParameters:
+    env = {"DATA_PATH": str(data_path)} if data_path else {}
+    return StdioServerParameters(command=LABBRAIN, args=["--store", str(store), "mcp"], env=env)
+
+
+def _session(params: StdioServerParameters, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def run() -> list[Any]:
+        async with Client(params, read_timeout_seconds=120) as client:
+            results: list[Any] = [await client.list_tools()]
+            for name, arguments in calls:
+                results.append(await client.call_tool(name, arguments))
+            return results
+
+    return asyncio.run(run())
+
+
+def test_stdio_server_with_data_path(tmp_path: Path) -> None:
+    """DATA_PATH loads the export at start, as the reference server's config expects."""
+    store = tmp_path / "store"
+    listing, search, node, missing = _session(
+        _server(store, REAL),
+        [
+            ("search_nodes", {"query": "polarization", "limit": 3}),
+            ("get_node", {"uid": "pqyDoNken"}),
+            ("get_node", {"uid": "no-such-uid"}),
+        ],
+    )
+    names = {tool.name for tool in listing.tools}
+    assert {
+        "search_nodes",
+        "get_node",
+        "get_node_neighborhood",
+        "find_path",
+        "sparql_query",
+    } <= names
+    assert not search.is_error and len(search.structured_content["results"]) == 3
+    for hit in search.structured_content["results"]:
+        assert (
+            hit["creator"] and hit["created"] and hit["url"].startswith("https://roamresearch.com/")
+        )
+    assert node.structured_content["creator"] == "Flavia Batista"
+    assert json.loads(node.content[0].text)["uid"] == "pqyDoNken"  # compact JSON text too
+    assert missing.is_error
+    assert "no node with uid no-such-uid; search_nodes finds uids" in missing.content[0].text
+    assert (
+        str(tmp_path) not in missing.content[0].text and "Traceback" not in missing.content[0].text
+    )
+    with LabBrain(settings_for(store), read_only=True) as brain:
+        assert [d["nodes"] for d in brain.datasets()] == [268]
+
+
+def test_data_path_already_loaded_is_not_reloaded(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with LabBrain(settings_for(store)) as brain:
+        first = brain.load(str(SAMPLE))
+    _session(_server(store, SAMPLE), [("get_schema", {})])
+    with LabBrain(settings_for(store), read_only=True) as brain:
+        assert [d["loadId"] for d in brain.datasets()] == [first.load_id]
+
+
+def test_bad_data_path_fails_with_a_message(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [LABBRAIN, "--store", str(tmp_path / "s"), "mcp"],
+        env={"DATA_PATH": str(tmp_path / "missing.jsonld"), "PATH": "/usr/bin:/bin"},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "DATA_PATH" in result.stderr and "no such file" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def npx() -> str:
+    path = shutil.which("npx")
+    assert path is not None, "Node.js (npx) is needed for the MCP Inspector test"
+    return path
+
+
+def _inspector(npx: str, store: Path, *method: str) -> Any:
+    result = subprocess.run(
+        [npx, "-y", INSPECTOR, "--cli", LABBRAIN, "--store", str(store), "mcp", *method],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
+    """The official MCP Inspector, as a real client, lists and calls the tools."""
+    store = tmp_path / "store"
+    with LabBrain(settings_for(store)) as brain:
+        brain.load(str(SAMPLE))
+    listing = _inspector(npx, store, "--method", "tools/list")
+    tools = {tool["name"]: tool for tool in listing["tools"]}
+    assert len(tools) == 13
+    assert tools["get_node"]["annotations"]["readOnlyHint"] is True
+    assert "outputSchema" in tools["search_nodes"]
+    called = _inspector(
+        npx,
+        store,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search_nodes",
+        "--tool-arg",
+        "query=membrane tension",
+        "--tool-arg",
+        "nodeType=Claim",
+    )
+    assert not called.get("isError")
+    results = called["structuredContent"]["results"]
+    assert results and all(r["nodeType"] == "Claim" for r in results)
