@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL, SAMPLE, settings_for
 from mcp import Client, StdioServerParameters
 
+from conftest import REAL, SAMPLE, settings_for
 from labbrain.core import LabBrain
 
 pytestmark = pytest.mark.subprocess
