@@ -9,6 +9,7 @@ Errors the model should read become ``isError`` results with a message saying wh
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import inspect
 import json
@@ -20,13 +21,14 @@ from typing import Annotated, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from labbrain import __version__
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, LabbrainError, NodeNotFound
 from labbrain.graph import DiscourseGraph
+from labbrain.images import ImageRefused, fetch_image
 from labbrain.ingest import LoadReport
 from labbrain.models import (
     ClaimStatusResult,
@@ -79,11 +81,13 @@ DirectionArg = Annotated[
 ]
 
 
-def _answer(model: BaseModel) -> CallToolResult:
+def _answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
     """A tool result: the model as structured content and as compact JSON text."""
     data = model.model_dump(mode="json")
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text), *extra], structured_content=data
+    )
 
 
 def _call(work: Callable[[], Model]) -> CallToolResult:
@@ -195,10 +199,26 @@ def build_server(brain: LabBrain) -> MCPServer:
         uid: Uid, dataset: Dataset = None
     ) -> Annotated[CallToolResult, NodeImagesResult]:
         """List the figures (image URLs) embedded in a node; keyImage is the first, usually
-        the main figure. The URLs are returned, not fetched.
+        the main figure. The key image is attached as image content only where the user
+        enabled fetching (and its host is allowed); otherwise the URLs are returned.
 
         Show the key image with markdown ![legend](url) and say what it shows."""
-        return _call(lambda: graph.get_node_images(uid, dataset))
+        try:
+            result = graph.get_node_images(uid, dataset)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        if result.keyImage is None or not settings.image_fetch:
+            if result.keyImage is not None:
+                result.note = "images are not fetched (LABBRAIN_IMAGE_FETCH is off); use the URLs"
+            return _answer(result)
+        try:
+            image = fetch_image(result.keyImage, settings)
+        except ImageRefused as refusal:
+            result.note = f"key image not fetched: {refusal}"
+            return _answer(result)
+        result.note = "the key image is attached"
+        encoded = base64.b64encode(image.data).decode("ascii")
+        return _answer(result, ImageContent(type="image", data=encoded, mime_type=image.mime_type))
 
     @tool("Get relationships")
     def get_relationships(

@@ -63,6 +63,29 @@ class Settings(BaseSettings):
     mcp_max_chars: int = Field(
         default=50_000, gt=0, description="Character cap of one sparql_query answer."
     )
+    image_fetch: bool = Field(
+        default=False,
+        description="Let get_node_images fetch the key image as MCP image content (off: only "
+        "URLs are returned).",
+    )
+    image_hosts: list[str] = Field(
+        default_factory=lambda: ["firebasestorage.googleapis.com"],
+        description="Hosts images may be fetched from (JSON list).",
+    )
+    image_max_bytes: int = Field(
+        default=5_000_000, gt=0, description="Largest image fetched, in bytes."
+    )
+    image_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="Time limit of one image fetch."
+    )
+    image_allow_http: bool = Field(
+        default=False, description="Also fetch images over plain http (https only by default)."
+    )
+    image_allow_private: bool = Field(
+        default=False,
+        description="Allow image hosts that resolve to private, loopback or link-local "
+        "addresses (for an intranet image server; off against SSRF).",
+    )
 
     @property
     def in_memory(self) -> bool:
