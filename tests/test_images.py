@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from mcp import Client
@@ -24,7 +25,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200
 
 
 class _Handler(BaseHTTPRequestHandler):
-    requests: list[str] = []
+    requests: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         _Handler.requests.append(self.path)
