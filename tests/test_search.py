@@ -150,3 +150,24 @@ def test_sparql_update_keeps_index_in_step(memory_brain: LabBrain) -> None:
         f"DELETE WHERE {{ GRAPH <urn:labbrain:system> {{ <{SAMPLE_GRAPH}> ?p ?o }} }}", update=True
     )
     assert memory_brain.index.count() == 0
+
+
+def test_index_of_an_older_schema_is_rebuilt(loaded_dir: Path) -> None:
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        before = _results(brain)
+    index = loaded_dir / INDEX_FILE
+    for suffix in ("", "-wal", "-shm"):
+        (loaded_dir / (INDEX_FILE + suffix)).unlink(missing_ok=True)
+    old = sqlite3.connect(index)
+    old.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '0');"
+        "CREATE TABLE nodes (id INTEGER PRIMARY KEY, graph TEXT, iri TEXT);"
+    )
+    old.close()
+    with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
+        assert reader.index.count() == 0  # a reader never rewrites it: it reads as stale
+        assert reader.index.stale_graphs(reader.store) == ([SAMPLE_GRAPH, REAL_GRAPH], [])
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert brain.index_sync is not None and brain.index_sync.rebuilt_file
+        assert _results(brain) == before

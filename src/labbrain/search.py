@@ -171,13 +171,20 @@ class TextIndex:
             if self.path is not None:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
+            existing = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+            ).fetchone()
+            version = (
+                db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                if existing
+                else None
+            )
+            if existing and (version is None or version[0] != SCHEMA_VERSION):
+                raise sqlite3.DatabaseError("index schema version changed")
             db.executescript(_SCHEMA)
-            version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if version is None:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 db.commit()
-            elif version[0] != SCHEMA_VERSION:
-                raise sqlite3.DatabaseError("index schema version changed")
             db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
             return db
         except sqlite3.Error:
