@@ -699,7 +699,7 @@ def test_drop_removes_the_graph_and_its_index_entries(loaded: Path) -> None:
         "urn:labbrain:dataset:dct-sample"
     ]
     hits = json.loads(ok(invoke(loaded, "search", "membrane tension", "--json")))
-    assert {h["graph"] for h in hits} <= {"urn:labbrain:dataset:dct-sample"}
+    assert {h["dataset"] for h in hits} <= {"dct-sample"}
     assert "text index: 8 nodes" in ok(invoke(loaded, "info"))
 
 
@@ -748,11 +748,11 @@ def test_search_json(loaded: Path) -> None:
     assert 0 < len(hits) <= 10
     assert any("membrane tension" in h["title"].lower() for h in hits)
     for hit in hits:
-        assert hit["graph"] == SAMPLE_GRAPH
+        assert hit["dataset"] == "akamatsulab-sample"
         assert not hit["title"].startswith("[[")
         assert " - " not in hit["title"][:10]
-        assert {"creator", "created", "node_type", "iri", "snippet", "score"} <= set(hit)
-    assert any(h["node_type"] == "Evidence" for h in hits)
+        assert {"uid", "creator", "created", "nodeType", "url", "snippet", "score"} <= set(hit)
+    assert any(h["nodeType"] == "Evidence" for h in hits)
     dated = [h for h in hits if h["creator"] in SAMPLE_CREATORS]
     assert dated
     assert all(re.match(r"\d{4}-\d\d-\d\dT", h["created"]) for h in dated)
@@ -765,7 +765,7 @@ def test_search_filters(loaded: Path) -> None:
         ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "Claim"))
     )
     assert claims
-    assert {h["node_type"] for h in claims} == {"Claim"}
+    assert {h["nodeType"] for h in claims} == {"Claim"}
     lower = json.loads(
         ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "claim"))
     )

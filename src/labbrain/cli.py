@@ -12,7 +12,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -409,24 +408,27 @@ def mcp(ctx: Context) -> None:
 def search(
     ctx: Context, text: str, limit: int, node_type: str | None, creator: str | None, as_json: bool
 ) -> None:
-    """Full-text (BM25) search over node titles and content."""
+    """Full-text (BM25) search over node titles and content (what search_nodes answers)."""
+    from labbrain.graph import DiscourseGraph
+
     with opened(ctx, read_only=True) as brain:
         stale, gone = brain.index.stale_graphs(brain.store)
         if stale or gone:
             err.print("warning: the text index is out of date; run `labbrain reindex`")
-        hits = brain.search(text, limit=limit, node_type=node_type, creator=creator)
+        found = DiscourseGraph(brain).search_nodes(
+            text, node_type=node_type, creator=creator, limit=limit
+        )
         if as_json:
-            rows = [{**asdict(h.node), "snippet": h.snippet, "score": h.score} for h in hits]
-            out.print_json(json.dumps(rows))
+            out.print_json(json.dumps([hit.model_dump(mode="json") for hit in found.results]))
             return
         table = Table("score", "type", "title", "creator", "created", "snippet")
-        for hit in hits:
+        for hit in found.results:
             table.add_row(
                 f"{hit.score:.2f}",
-                hit.node.node_type,
-                hit.node.title,
-                _cell(hit.node.creator),
-                _cell(hit.node.created)[:10],
+                hit.nodeType,
+                hit.title,
+                _cell(hit.creator),
+                _cell(hit.created)[:10],
                 hit.snippet,
             )
         out.print(table)
