@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -40,7 +41,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -345,6 +345,43 @@ def _items(tool: str, text: str) -> tuple[int | None, int | None]:
     return count, data.get("total", count)
 
 
+async def call_tools(
+    client: Client, plan: dict[str, list[dict[str, Any]]], call_timeout: float
+) -> Record:
+    """Call every tool of ``TOOLS`` the server offers, round-robin, with the plan's arguments.
+
+    Each call is timed around ``client.call_tool``, which includes the client's validation of
+    structured results against the tool's output schema.
+    """
+    offered = {tool.name for tool in (await client.list_tools()).tools}
+    tools = [t for t in TOOLS if t in offered]
+    calls: dict[str, list[Record]] = {t: [] for t in tools}
+    for index in range(len(plan["search_nodes"])):
+        for tool in tools:
+            call: Record = {"index": index}
+            begin = time.perf_counter()
+            try:
+                result = await client.call_tool(
+                    tool, plan[tool][index], read_timeout_seconds=call_timeout
+                )
+            except Exception as error:
+                call["seconds"] = time.perf_counter() - begin
+                call["exception"] = f"{type(error).__name__}: {error}"
+            else:
+                call["seconds"] = time.perf_counter() - begin
+                text = _text(result)
+                call["bytes"] = len(text.encode("utf-8"))
+                call["items"], call["matched"] = _items(tool, text)
+                if result.is_error:
+                    call["error"] = text[:300]
+            calls[tool].append(call)
+    return {
+        "tools_offered": sorted(offered),
+        "tools_missing": [t for t in TOOLS if t not in offered],
+        "calls": calls,
+    }
+
+
 async def run_session(
     server: Record,
     first_args: dict[str, Any],
@@ -355,76 +392,49 @@ async def run_session(
     errlog: TextIO,
 ) -> Record:
     """Start ``server``, time its first answer (``search_nodes`` with ``first_args``), then,
-    given a plan, call every tool the server offers with the plan's arguments.
+    given a plan, time the tools with :func:`call_tools`; return what was measured.
 
     The start is timed from just before the spawn until the first answer arrives, so it
     includes the interpreter or runtime start-up, the server's own start-up, the protocol
     handshake and the client's tool listing (the SDK lists tools before it checks the first
-    result). Each call is timed around ``client.call_tool``, which includes the client's
-    schema validation of structured results.
+    result). A start that takes longer than ``start_timeout`` is abandoned (the SDK then
+    closes the server's stdin and, failing that, kills it). Peak RSS is read from /proc
+    while the server still runs.
     """
     params = StdioServerParameters(
         command=server["command"], args=server["args"], env=server["env"]
     )
-    record: Record = {"status": "ok"}
+    record: Record = {"status": "timeout", "timeout_seconds": start_timeout}
     before = _children(os.getpid())
-    async with AsyncExitStack() as stack:
-        started = time.perf_counter()
-        try:
-            with anyio.fail_after(start_timeout):
-                client = await stack.enter_async_context(
-                    Client(stdio_client(params, errlog=errlog), mode=mode)
-                )
+    started = time.perf_counter()
+    try:
+        with anyio.CancelScope(deadline=anyio.current_time() + start_timeout) as scope:
+            async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
                 ready = time.perf_counter()
                 first = await client.call_tool("search_nodes", first_args)
-            answered = time.perf_counter()
-        except TimeoutError:
-            return {"status": "timeout", "timeout_seconds": start_timeout}
-        except Exception as error:
-            return {"status": "error", "error": f"{type(error).__name__}: {error}"}
-        pid = _spawned_child(before)
-        record.update(
-            start_s=answered - started,
-            handshake_s=ready - started,
-            first_call_s=answered - ready,
-            first_is_error=first.is_error,
-            protocol_version=client.protocol_version,
-            server_name=client.server_info.name if client.server_info else None,
-            pid=pid,
-            rss_at_first_answer_mb=_status_mb(pid, "VmRSS"),
-        )
-        if plan is None:
-            record["peak_rss_mb"] = _status_mb(pid, "VmHWM")
-            return record
-        offered = {tool.name for tool in (await client.list_tools()).tools}
-        tools = [t for t in TOOLS if t in offered]
-        record["tools_offered"] = sorted(offered)
-        record["tools_missing"] = [t for t in TOOLS if t not in offered]
-        calls: dict[str, list[Record]] = {t: [] for t in tools}
-        rounds = len(plan["search_nodes"])
-        for index in range(rounds):
-            for tool in tools:
-                args = plan[tool][index]
-                call: Record = {"index": index}
-                begin = time.perf_counter()
-                try:
-                    result = await client.call_tool(tool, args, read_timeout_seconds=call_timeout)
-                except Exception as error:
-                    call.update(
-                        seconds=time.perf_counter() - begin,
-                        exception=f"{type(error).__name__}: {error}",
-                    )
-                else:
-                    call["seconds"] = time.perf_counter() - begin
-                    text = _text(result)
-                    call["bytes"] = len(text.encode("utf-8"))
-                    call["items"], call["matched"] = _items(tool, text)
-                    if result.is_error:
-                        call["error"] = text[:300]
-                calls[tool].append(call)
-        record["calls"] = calls
-        record["peak_rss_mb"] = _status_mb(pid, "VmHWM")
-        record["rss_at_end_mb"] = _status_mb(pid, "VmRSS")
+                answered = time.perf_counter()
+                scope.deadline = math.inf
+                pid = _spawned_child(before)
+                record = {
+                    "status": "ok",
+                    "start_s": answered - started,
+                    "handshake_s": ready - started,
+                    "first_call_s": answered - ready,
+                    "first_is_error": first.is_error,
+                    "protocol_version": client.protocol_version,
+                    "server_name": client.server_info.name if client.server_info else None,
+                    "pid": pid,
+                    "rss_at_first_answer_mb": _status_mb(pid, "VmRSS"),
+                }
+                if plan is not None:
+                    record.update(await call_tools(client, plan, call_timeout))
+                    record["rss_at_end_mb"] = _status_mb(pid, "VmRSS")
+                record["peak_rss_mb"] = _status_mb(pid, "VmHWM")
+    except Exception as error:
+        record["status"] = "error"
+        record["error"] = f"{type(error).__name__}: {error}"
+    if scope.cancelled_caught:
+        record = {"status": "timeout", "timeout_seconds": start_timeout}
     return record
 
 

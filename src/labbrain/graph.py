@@ -116,9 +116,6 @@ class DiscourseGraph:
         labels = {wanted.lower()}
         if kind is not None:
             labels.add(kind.label.lower())
-        for row in queries.run(self.brain.store, "node_type_codes"):
-            if row["code"] and row["code"].lower() == wanted.lower():
-                labels.add(row["label"].lower())
         return sorted(labels)
 
     def _refs(self, iris: Iterable[str], graph: str) -> dict[str, NodeRef]:
@@ -271,9 +268,9 @@ class DiscourseGraph:
         """Node types (with descriptions from the ontology and counts), relation types, datasets."""
         counts: Counter[str] = Counter()
         datasets_of: dict[str, set[str]] = defaultdict(set)
-        for row in queries.run(self.brain.store, "nodes_by_type"):
-            counts[row["type"]] += row["count"]
-            datasets_of[row["type"]].add(_slug(row["graph"]))
+        for graph, node_type, count in self.brain.index.type_counts():
+            counts[node_type] += count
+            datasets_of[node_type].add(_slug(graph))
         described: dict[str, tuple[str | None, str]] = {}
         for row in queries.run(self.brain.store, "node_type_codes"):
             described.setdefault(row["label"], (row["code"], row["description"] or ""))

@@ -344,6 +344,14 @@ class TextIndex:
                 found[row[1]] = IndexedNode(*row)
         return found
 
+    def type_counts(self) -> list[tuple[str, str, int]]:
+        """(graph, node type label, number of nodes) for every indexed type."""
+        rows = self._db.execute(
+            "SELECT graph, node_type, count(*) FROM nodes GROUP BY graph, node_type"
+            " ORDER BY graph, node_type"
+        )
+        return [(str(g), str(t), int(n)) for g, t, n in rows]
+
     def content(self, graph: str, iri: str) -> str:
         """The markdown content of one indexed node ('' if unknown)."""
         row = self._db.execute(
