@@ -35,6 +35,7 @@ import random
 import re
 import shlex
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -73,6 +74,9 @@ REFERENCE_COMMIT = "a81362027e48350e8d4059208f136e192900b9fc"
 
 REFERENCE_DIR = Path(tempfile.gettempdir()) / "dg-mcp-reference"
 """Default build directory of the reference server, outside the repository."""
+
+IMAGE_HOST = "firebasestorage.googleapis.com"
+"""Where the exports' images live; the reference's ``get_node`` downloads from it."""
 
 SERVERS: tuple[str, ...] = ("reference", "labbrain")
 """The two servers, in the order of the first size; later sizes alternate the order."""
@@ -239,7 +243,7 @@ def derive_arguments(path: Path, calls: int, seed: int) -> Record:
     with_images = {
         uid
         for uid, e in zip(uids, nodes, strict=True)
-        if "https://firebasestorage.googleapis.com/" in str(e.get("content", ""))
+        if f"https://{IMAGE_HOST}/" in str(e.get("content", ""))
     }
     creators = [str(e["creator"]) for e in nodes if e.get("creator")]
     titled = [w for w in (_search_words(str(e["title"])) for e in nodes) if len(w) >= 2]
@@ -649,6 +653,17 @@ def latency_rows(summary: Record) -> list[list[str]]:
             "",
         ]
     )
+    rows.append(
+        [
+            "RSS MB at first answer (median)",
+            _fmt(ref["rss_at_first_answer_mb"], ".0f"),
+            "",
+            _fmt(lb["rss_at_first_answer_mb"], ".0f"),
+            "",
+            _fmt(_ratio(ref["rss_at_first_answer_mb"], lb["rss_at_first_answer_mb"]), ".1f") + "x",
+            "",
+        ]
+    )
     return rows
 
 
@@ -714,6 +729,29 @@ def header_lines(result: Record) -> list[str]:
     ]
 
 
+def difference_lines(result: Record) -> list[str]:
+    """What the two servers do differently for the same call (read with the answer sizes)."""
+    images = sum(size["arguments"]["get_node_with_images"] for size in result["sizes"])
+    calls = result["options"]["calls"] * len(result["sizes"])
+    reachable = "resolves" if result["image_host_resolves"] else "does not resolve"
+    return [
+        "The servers do not do the same work for the same call:",
+        "",
+        "- Text links: the reference follows only the export's `textRefersToNode` lists; "
+        "labbrain also resolves the `[[title]]` wikilinks in each node's content, so "
+        "`get_node`, `get_linked_nodes` and `get_node_neighborhood` return more nodes (see the "
+        "answer tables).",
+        "- Caps: the reference returns every matching relationship or contribution; labbrain "
+        "returns at most 100 and reports the total (`matched`).",
+        "- Images: the reference's `get_node` downloads the node's first image "
+        f"({images} of the {calls} `get_node` calls here); on this machine the image host "
+        f"{reachable}. labbrain returns image URLs without fetching them.",
+        "- Answers: the reference sends pretty-printed JSON text; labbrain sends structured "
+        "content, which the client validates against the tool's output schema (timed), plus "
+        "compact JSON text.",
+    ]
+
+
 def render_markdown(result: Record) -> str:
     """The full ``mcp.md`` report."""
     lines = ["# MCP benchmark: labbrain against the reference server", ""]
@@ -726,7 +764,10 @@ def render_markdown(result: Record) -> str:
         "process to the first `search_nodes` answer: start-up, handshake and the tool listing "
         "the client does before it checks the first result. labbrain starts on a store that "
         "already holds the export. Peak RSS is the server process's VmHWM after the calls. "
+        "Speed-up is the reference's p50 divided by labbrain's: below 1x labbrain is slower. "
         "MB and KB are 10^6 and 10^3 bytes.",
+        "",
+        *difference_lines(result),
     ]
     for size in result["sizes"]:
         s = size["summary"]
@@ -862,6 +903,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _resolves(host: str) -> bool:
+    """Whether ``host`` resolves to an address (the reference fetches images from it)."""
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
 def machine_info() -> Record:
     """CPU, cores, RAM, OS, Python, Node.js and library versions of this run."""
     mem_kib = _read_proc("/proc/meminfo", "MemTotal")
@@ -969,6 +1019,7 @@ def run(args: argparse.Namespace) -> Record:
             "tools": list(TOOLS),
         },
         "machine": machine_info(),
+        "image_host_resolves": _resolves(IMAGE_HOST),
         "source": source_revision(),
         "reference": reference,
         "loadavg_start": _loadavg(),

@@ -153,7 +153,7 @@ class DiscourseGraph:
                 modified=hit.node.modified,
                 snippet=hit.snippet,
                 imageCount=hit.node.images,
-                score=round(hit.score, 4),
+                score=hit.score,
             )
             for hit in hits
         ]
@@ -233,8 +233,15 @@ class DiscourseGraph:
         )
 
     def _images(self, node: IndexedNode) -> list[str]:
+        """The node's image URLs in the order its markdown shows them."""
         rows = queries.run(self.brain.store, "node_images", node=node.iri, graph=node.graph)
-        return [row["image"] for row in rows]
+        content = self.brain.index.content(node.graph, node.iri)
+
+        def position(url: str) -> tuple[int, str]:
+            found = content.find(url)
+            return (found if found >= 0 else len(content), url)
+
+        return sorted((row["image"] for row in rows), key=position)
 
     def get_node_images(self, uid: str, dataset: str | None = None) -> NodeImagesResult:
         """The image URLs embedded in a node (never fetched here)."""
@@ -340,10 +347,14 @@ class DiscourseGraph:
                 creators=creators,
                 note="pass creator to list one researcher's nodes" if creators else None,
             )
-        if not creators:
+        if not rows:
             known = sorted({row["creator"] for row in queries.run(self.brain.store, "creators")})
             raise InvalidArgument(
                 "creator", f"no nodes by {creator!r}; creators: {', '.join(known[:30])}"
+            )
+        if not creators:
+            return ContributionsResult(
+                creators=[], note=f"{creator} has no nodes of type {node_type}"
             )
         nodes, total = self.brain.index.nodes(creator=creator, node_types=types, limit=limit)
         return ContributionsResult(
@@ -384,7 +395,8 @@ class DiscourseGraph:
         if graph is not None:
             params["graph"] = graph
         if relationship_type:
-            params["label"] = relationship_type
+            exact = {t.label.lower(): t.label for t in self.relation_types()}
+            params["label"] = exact.get(relationship_type.strip().lower(), relationship_type)
         rows = queries.run(self.brain.store, "relationships", **params)
         total = len(rows)
         rows = rows[:limit]

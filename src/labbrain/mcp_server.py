@@ -247,7 +247,10 @@ def build_server(brain: LabBrain) -> MCPServer:
     def get_relation_types() -> Annotated[CallToolResult, RelationTypesResult]:
         """List the relation types of the loaded graphs (label, source and destination node
         types, inverse label, the core relation it specialises) with how many instances
-        each has. Use the labels with get_relationships or the traversal tools."""
+        each has, per dataset.
+
+        Use the labels with get_relationships, get_node_neighborhood (relationshipTypeFilter)
+        or find_path (relationshipTypes)."""
         return _call(graph.get_relation_types)
 
     @tool("Node neighborhood")
@@ -310,7 +313,9 @@ def build_server(brain: LabBrain) -> MCPServer:
     ) -> Annotated[CallToolResult, GapsResult]:
         """List where the graph is thin: questions nothing addresses or informs, claims
         with no supporting or opposing evidence, hypotheses no result bears on, evidence
-        linked to no source. Use to suggest what to read or do next."""
+        linked to no source. Each list is capped and counted.
+
+        Use to suggest what to read, test or write next; get_node reads any of them."""
         return _call(lambda: graph.find_gaps(nodeType, dataset))
 
     @tool("SPARQL query")
