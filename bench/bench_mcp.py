@@ -59,7 +59,6 @@ from bench_load import (
     _sizes,
     _version,
     ensure_export,
-    source_revision,
 )
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -134,6 +133,24 @@ def _run(argv: Sequence[str], cwd: Path | None = None) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)} failed ({done.returncode}):\n{output}")
     return done.stdout.strip()
+
+
+def source_revision() -> Record:
+    """The git commit of labbrain's tree and whether the files it runs from have changed.
+
+    labbrain runs from the working tree, so uncommitted changes to ``src/``, ``queries/``
+    (its SPARQL) or ``ontology/`` change what is measured; ``modified`` says whether any exist.
+    """
+    root = BENCH_DIR.parent
+    commit = _git_head(root)
+    done = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--", "src", "queries", "ontology"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    modified = bool(done.stdout.strip()) if done.returncode == 0 else None
+    return {"commit": commit, "modified": modified}
 
 
 def _git_head(directory: Path) -> str | None:
@@ -706,15 +723,30 @@ def target_lines(targets: Record) -> list[str]:
     return lines
 
 
+def _describe(revision: Record) -> str:
+    """``commit abc1234`` (with ``+ local changes`` when src/, queries/ or ontology/ differ)."""
+    commit = revision.get("commit")
+    text = f"commit {commit[:12]}" if commit else "not a git checkout"
+    return text + " + local changes" if revision.get("modified") else text
+
+
 def header_lines(result: Record) -> list[str]:
     """The machine and run description."""
     m, ref = result["machine"], result["reference"]
     v = m["versions"]
     ram = f"{m['ram_gb']:.1f} GB" if m["ram_gb"] else "unknown"
-    commit = result["source"].get("commit")
-    source = f"commit {commit[:12]}" if commit else "not a git checkout"
-    if result["source"].get("src_modified"):
-        source += " + local changes in src/"
+    source = _describe(result["source"])
+    changed = [
+        f"N = {size['n']:,} ran on {_describe(rev)}"
+        for size in result["sizes"]
+        for rev in size["labbrain_source"].values()
+        if rev != result["source"]
+    ]
+    warning = (
+        ["- Warning: the labbrain source changed during the run: " + "; ".join(changed)]
+        if changed
+        else []
+    )
     return [
         f"- Date: {result['started']}; {result['elapsed_seconds']:.0f} s in all",
         f"- Command: `{result['command']}`",
@@ -726,6 +758,7 @@ def header_lines(result: Record) -> list[str]:
         f"@modelcontextprotocol/sdk {ref['sdk_version']}",
         f"- Client mode `{result['options']['mode']}`; {result['options']['calls']} calls per "
         f"tool; load average at start {result['loadavg_start']}, at end {result['loadavg_end']}",
+        *warning,
     ]
 
 
@@ -743,6 +776,11 @@ def difference_lines(result: Record) -> list[str]:
         "answer tables).",
         "- Caps: the reference returns every matching relationship or contribution; labbrain "
         "returns at most 100 and reports the total (`matched`).",
+        "- Export quirks: the reference keeps the relation whose destination is missing (as "
+        "`Unknown`, one more `Supports` relation) and lists every `nodeSchema` entry as a node "
+        "type, including the page the exporter typed `nodeSchema`; labbrain drops the "
+        "dangling relation and lists only the node types that have nodes (compare the "
+        "`get_schema` items).",
         "- Images: the reference's `get_node` downloads the node's first image "
         f"({images} of the {calls} `get_node` calls here); on this machine the image host "
         f"{reachable}. labbrain returns image URLs without fetching them.",
@@ -955,9 +993,12 @@ async def measure_size(
         load = labbrain_load(store, file)
         _log(f"  labbrain load (setup): {load['seconds']:.1f} s")
         runs: dict[str, list[Record]] = {}
+        revisions: dict[str, Record] = {}
         for name in order:
             spec = server_spec(name, file, store, reference)
             runs[name] = []
+            if name == "labbrain":
+                revisions["before"] = source_revision()
             for index in range(args.starts):
                 last = index == args.starts - 1
                 print(f"--- N = {n}, {name}, start {index + 1} ---", file=errlog, flush=True)
@@ -982,6 +1023,8 @@ async def measure_size(
                             f"errors {stats['errors']}"
                         )
                     _log(f"    peak RSS {_fmt(run['peak_rss_mb'], '.0f')} MB")
+            if name == "labbrain":
+                revisions["after"] = source_revision()
     finally:
         shutil.rmtree(store_parent, ignore_errors=True)
     return {
@@ -990,6 +1033,7 @@ async def measure_size(
         "arguments": {**derived, "plan": plan},
         "labbrain_load": load,
         "order": list(order),
+        "labbrain_source": revisions,
         "runs": runs,
         "summary": {name: summarise_server(runs[name]) for name in SERVERS},
     }

@@ -48,7 +48,7 @@ from labbrain.models import (
 )
 from labbrain.namespaces import DATASET_GRAPH_PREFIX, PREFIXES, dataset_graph
 from labbrain.ontology import vocabulary
-from labbrain.search import IndexedNode, normalise_timestamp
+from labbrain.search import IndexedNode
 
 MAX_LINKS = 200
 MAX_NEIGHBORS = 300
@@ -86,6 +86,7 @@ class DiscourseGraph:
 
     def __init__(self, brain: LabBrain) -> None:
         self.brain = brain
+        self._gap_cache: dict[tuple[tuple[str, str], ...], dict[str, set[tuple[str, str]]]] = {}
 
     # ------------------------------------------------------------------ resolving
     def datasets(self, dataset: str | None = None) -> list[str] | None:
@@ -260,6 +261,7 @@ class DiscourseGraph:
         """Every forward relation type of every dataset, most used first."""
         return [
             RelationTypeInfo(
+                relation=row["relation"],
                 label=row["label"],
                 sourceType=row["sourceType"],
                 destinationType=row["destinationType"],
@@ -319,26 +321,20 @@ class DiscourseGraph:
         self, creator: str | None = None, node_type: str | None = None, limit: int = MAX_LIST
     ) -> ContributionsResult:
         """Per creator: counts by type and first/last contribution; or one creator's nodes."""
-        params: dict[str, Any] = {"creator": creator} if creator else {}
-        rows = queries.run(self.brain.store, "creator_type_counts", **params)
+        rows = self.brain.index.contributions(creator or None)
         types = self.node_types_matching(node_type)
         stats: dict[str, CreatorStats] = {}
-        for row in rows:
-            if types is not None and row["type"].lower() not in types:
+        for name, kind, count, first, last in rows:
+            if types is not None and kind.lower() not in types:
                 continue
             entry = stats.setdefault(
-                row["creator"],
+                name,
                 CreatorStats(
-                    creator=row["creator"],
-                    total=0,
-                    byType={},
-                    firstContribution=None,
-                    lastContribution=None,
+                    creator=name, total=0, byType={}, firstContribution=None, lastContribution=None
                 ),
             )
-            entry.total += row["count"]
-            entry.byType[row["type"]] = entry.byType.get(row["type"], 0) + row["count"]
-            first, last = normalise_timestamp(row["first"]), normalise_timestamp(row["last"])
+            entry.total += count
+            entry.byType[kind] = entry.byType.get(kind, 0) + count
             entry.firstContribution = _earliest(entry.firstContribution, first)
             entry.lastContribution = _latest(entry.lastContribution, last)
         creators = sorted(stats.values(), key=lambda s: (-s.total, s.creator))
@@ -348,7 +344,7 @@ class DiscourseGraph:
                 note="pass creator to list one researcher's nodes" if creators else None,
             )
         if not rows:
-            known = sorted({row["creator"] for row in queries.run(self.brain.store, "creators")})
+            known = self.brain.index.creators()
             raise InvalidArgument(
                 "creator", f"no nodes by {creator!r}; creators: {', '.join(known[:30])}"
             )
@@ -398,6 +394,7 @@ class DiscourseGraph:
             exact = {t.label.lower(): t.label for t in self.relation_types()}
             params["label"] = exact.get(relationship_type.strip().lower(), relationship_type)
         rows = queries.run(self.brain.store, "relationships", **params)
+        rows.sort(key=lambda r: (r["graph"], r["label"], r["source"], r["destination"]))
         total = len(rows)
         rows = rows[:limit]
         relationships = []
@@ -673,46 +670,84 @@ class DiscourseGraph:
     ) -> GapsResult:
         """Questions nothing addresses, claims without evidence, hypotheses without results,
         evidence without a source."""
-        params: dict[str, Any] = {}
-        scoped = self.datasets(dataset)
-        if scoped:
-            params["graph"] = scoped[0]
-        rows = queries.run(self.brain.store, "gaps", **params)
-        kinds = {
-            "unaddressedQuestions": "question",
-            "claimsWithoutEvidence": "claim",
-            "hypothesesWithoutResults": "hypothesis",
-            "evidenceWithoutSource": "evidence",
-        }
         types = self.node_types_matching(node_type)
-        if types is not None and not any(kind in types for kind in kinds.values()):
+        if types is not None and not any(kind in types for kind in _GAP_KINDS.values()):
             raise InvalidArgument(
                 "nodeType", "find_gaps covers Question, Claim, Hypothesis and Evidence"
             )
-        grouped: dict[str, list[NodeRef]] = {gap: [] for gap in kinds}
+        scoped = self.datasets(dataset)
+        gaps = self._gaps()
+        grouped: dict[str, list[NodeRef]] = {gap: [] for gap in _GAP_KINDS}
         counts: Counter[str] = Counter()
-        by_graph: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            if types is None or kinds[row["gap"]] in types:
-                by_graph[row["graph"]].append(row)
-        for graph, graph_rows in by_graph.items():
-            refs = self._refs((r["node"] for r in graph_rows), graph)
-            for row in graph_rows:
-                ref = refs.get(row["node"])
-                if ref is None:
-                    continue
-                counts[row["gap"]] += 1
-                if len(grouped[row["gap"]]) < limit:
-                    grouped[row["gap"]].append(ref)
+        for gap, kind in _GAP_KINDS.items():
+            if types is not None and kind not in types:
+                continue
+            chosen = sorted(
+                (graph, iri) for graph, iri in gaps[gap] if scoped is None or graph in scoped
+            )
+            counts[gap] = len(chosen)
+            for graph in dict.fromkeys(g for g, _ in chosen[:limit]):
+                refs = self._refs((iri for g, iri in chosen[:limit] if g == graph), graph)
+                grouped[gap].extend(refs[iri] for g, iri in chosen[:limit] if iri in refs)
         truncated = any(counts[g] > len(grouped[g]) for g in grouped)
         return GapsResult(
             **grouped,
-            counts={gap: counts[gap] for gap in kinds},
+            counts={gap: counts[gap] for gap in _GAP_KINDS},
             truncated=truncated,
             note=f"each list shows at most {limit}; narrow with nodeType or dataset"
             if truncated
             else None,
         )
+
+    def _gaps(self) -> dict[str, set[tuple[str, str]]]:
+        """(graph, node) of every gap, computed from three scans and cached per store state."""
+        version = tuple(sorted((d["graph"], d["loadId"]) for d in self.brain.datasets()))
+        cached = self._gap_cache.get(version)
+        if cached is not None:
+            return cached
+        store = self.brain.store
+        kinds: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for row in queries.run(store, "core_kinds"):
+            kinds[row["kind"].rsplit("#", 1)[-1]].add((row["graph"], row["node"]))
+        stance = {
+            (t.dataset, t.relation)
+            for t in self.relation_types()
+            if t.coreRelation in ("dg:supports", "dg:opposes")
+        }
+        addressed: set[tuple[str, str]] = set()
+        argued: set[tuple[str, str]] = set()
+        tested: set[tuple[str, str]] = set()
+        linked: set[tuple[str, str, str]] = set()
+        for row in queries.run(store, "typed_edges"):
+            graph, source, target = row["graph"], row["source"], row["destination"]
+            addressed.add((graph, target))
+            if (_slug(graph), row["relation"]) in stance:
+                argued.add((graph, target))
+            if (graph, source) in kinds["Result"]:
+                tested.add((graph, target))
+            linked.update({(graph, source, target), (graph, target, source)})
+        for row in queries.run(store, "text_edges"):
+            graph, source, target = row["graph"], row["source"], row["destination"]
+            linked.update({(graph, source, target), (graph, target, source)})
+        sourced = {
+            (graph, node) for graph, node, other in linked if (graph, other) in kinds["Source"]
+        }
+        gaps = {
+            "unaddressedQuestions": kinds["Question"] - addressed,
+            "claimsWithoutEvidence": kinds["Claim"] - argued,
+            "hypothesesWithoutResults": kinds["Hypothesis"] - tested,
+            "evidenceWithoutSource": kinds["Evidence"] - sourced,
+        }
+        self._gap_cache = {version: gaps}
+        return gaps
+
+
+_GAP_KINDS = {
+    "unaddressedQuestions": "question",
+    "claimsWithoutEvidence": "claim",
+    "hypothesesWithoutResults": "hypothesis",
+    "evidenceWithoutSource": "evidence",
+}
 
 
 def _prefixed(iri: str | None) -> str | None:

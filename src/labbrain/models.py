@@ -91,6 +91,7 @@ class NodeTypeInfo(BaseModel):
 class RelationTypeInfo(BaseModel):
     """A relation type (relationDef) of the loaded datasets."""
 
+    relation: str = Field(description="the relationDef's IRI")
     label: str
     sourceType: str | None
     destinationType: str | None

@@ -344,6 +344,26 @@ class TextIndex:
                 found[row[1]] = IndexedNode(*row)
         return found
 
+    def contributions(self, creator: str | None = None) -> list[tuple[str, str, int, str, str]]:
+        """(creator, node type, nodes, first created, last created), by creator and type."""
+        sql = (
+            "SELECT creator, node_type, count(*), min(created), max(created) FROM nodes"
+            " WHERE creator IS NOT NULL"
+        )
+        args: list[Any] = []
+        if creator is not None:
+            sql += " AND creator = ?"
+            args.append(creator)
+        sql += " GROUP BY creator, node_type ORDER BY creator, node_type"
+        return [tuple(row) for row in self._db.execute(sql, args)]
+
+    def creators(self) -> list[str]:
+        """Every creator of an indexed node, sorted."""
+        rows = self._db.execute(
+            "SELECT DISTINCT creator FROM nodes WHERE creator IS NOT NULL ORDER BY creator"
+        )
+        return [str(row[0]) for row in rows]
+
     def type_counts(self) -> list[tuple[str, str, int]]:
         """(graph, node type label, number of nodes) for every indexed type."""
         rows = self._db.execute(
