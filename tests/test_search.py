@@ -171,3 +171,17 @@ def test_index_of_an_older_schema_is_rebuilt(loaded_dir: Path) -> None:
     with LabBrain(settings_for(loaded_dir)) as brain:
         assert brain.index_sync is not None and brain.index_sync.rebuilt_file
         assert _results(brain) == before
+
+
+def test_nodes_with_every_word_come_first(memory_brain: LabBrain, tmp_path: Path) -> None:
+    turtle = tmp_path / "words.ttl"
+    turtle.write_text(
+        "@prefix dct: <http://purl.org/dc/terms/> .\n"
+        '<http://example.org/a> dct:title "actin actin actin actin" .\n'
+        '<http://example.org/b> dct:title "actin filaments and myosin motors in a long title" .\n'
+        '<http://example.org/c> dct:title "myosin" .\n'
+    )
+    memory_brain.load(str(turtle))
+    hits = [h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search("actin myosin")]
+    assert hits[0] == "b"
+    assert sorted(hits) == ["a", "b", "c"]

@@ -128,9 +128,14 @@ class SyncReport:
         return bool(self.reindexed or self.removed or self.rebuilt_file)
 
 
+def fts_words(text: str) -> list[str]:
+    """The words of ``text`` as quoted FTS5 strings (so no FTS syntax leaks), deduplicated."""
+    return list(dict.fromkeys(f'"{token}"' for token in _TOKEN_RE.findall(text)))
+
+
 def fts_query(text: str) -> str:
-    """An FTS5 query matching any word of ``text`` (each quoted, so no FTS syntax leaks)."""
-    return " OR ".join(f'"{token}"' for token in _TOKEN_RE.findall(text))
+    """An FTS5 query matching any word of ``text``."""
+    return " OR ".join(fts_words(text))
 
 
 class TextIndex:
@@ -424,48 +429,79 @@ class TextIndex:
         order_by: str = "relevance",
         descending: bool = True,
     ) -> list[SearchHit]:
-        """Nodes matching any word of ``text`` (BM25), with a snippet around the match.
+        """Nodes matching the words of ``text`` (BM25), with a snippet around the match.
 
-        Title matches weigh more than content matches. ``order_by`` is ``relevance`` (best
+        Nodes holding every word come first, then nodes holding some; title matches weigh
+        more than content matches. ``order_by`` is ``relevance`` (best
         first, whatever ``descending`` says), ``created``, ``modified`` or ``title``. The
         node type filter takes one label or several (case-insensitive); other filters are
         exact. Returns at most ``limit`` hits.
         """
-        match = fts_query(text)
-        if not match:
+        words = fts_words(text)
+        if not words:
             return []
-        sql = [
-            f"SELECT {', '.join('n.' + c.strip() for c in _NODE_COLUMNS.split(','))},",
-            " snippet(nodes_fts, -1, '**', '**', ' … ', 24), bm25(nodes_fts, 4.0, 1.0) AS rank",
-            " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid",
-            " WHERE nodes_fts MATCH ?",
-        ]
-        args: list[Any] = [match]
-        if graphs is not None:
-            chosen = list(graphs)
-            sql.append(f" AND n.graph IN ({','.join('?' * len(chosen))})")
-            args.extend(chosen)
-        if node_type:
-            kinds = [node_type] if isinstance(node_type, str) else list(node_type)
-            sql.append(f" AND lower(n.node_type) IN ({','.join('?' * len(kinds))})")
-            args.extend(k.lower() for k in kinds)
-        if creator:
-            sql.append(" AND n.creator = ?")
-            args.append(creator)
+        filters, filter_args = _filters(graphs, node_type, creator)
         direction = "DESC" if descending else "ASC"
         column = {"created": "n.created", "modified": "n.modified", "title": "n.clean_title"}
         if order_by in column:
-            sql.append(
-                f" ORDER BY {column[order_by]} IS NULL, {column[order_by]} {direction}, rank"
-            )
+            order = f"{column[order_by]} IS NULL, {column[order_by]} {direction}, rank"
         else:
-            sql.append(" ORDER BY rank, n.iri")
-        sql.append(" LIMIT ?")
-        args.append(limit)
-        return [
-            SearchHit(IndexedNode(*row[:9]), row[9], -row[10])
-            for row in self._db.execute("".join(sql), args)
-        ]
+            order = "rank, n.iri"
+        # Nodes with every word first, then (if too few) nodes with any of them: fewer
+        # matches to score, and the better answers on top.
+        ranked: list[tuple[int, float]] = []
+        for match in dict.fromkeys([" ".join(words), " OR ".join(words)]):
+            seen = [rowid for rowid, _ in ranked]
+            exclude = f" AND n.id NOT IN ({','.join('?' * len(seen))})" if seen else ""
+            sql = (
+                "SELECT n.id, bm25(nodes_fts, 4.0, 1.0) AS rank"
+                " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid"
+                f" WHERE nodes_fts MATCH ?{filters}{exclude} ORDER BY {order} LIMIT ?"
+            )
+            rows = self._db.execute(sql, [match, *filter_args, *seen, limit - len(ranked)])
+            ranked.extend((int(rowid), float(rank)) for rowid, rank in rows)
+            if len(ranked) >= limit:
+                break
+        if not ranked:
+            return []
+        # Snippets only for the hits (computing them for every match is the slow part).
+        ids = [rowid for rowid, _ in ranked]
+        marks = ",".join("?" * len(ids))
+        snippets = dict(
+            self._db.execute(
+                "SELECT rowid, snippet(nodes_fts, -1, '**', '**', ' … ', 24) FROM nodes_fts"
+                f" WHERE nodes_fts MATCH ? AND rowid IN ({marks})",
+                [" OR ".join(words), *ids],
+            )
+        )
+        columns = ", ".join(c.strip() for c in _NODE_COLUMNS.split(","))
+        nodes = {
+            row[0]: IndexedNode(*row[1:])
+            for row in self._db.execute(
+                f"SELECT id, {columns} FROM nodes WHERE id IN ({marks})", ids
+            )
+        }
+        return [SearchHit(nodes[rowid], snippets.get(rowid, ""), -rank) for rowid, rank in ranked]
+
+
+def _filters(
+    graphs: Iterable[str] | None, node_type: str | Iterable[str] | None, creator: str | None
+) -> tuple[str, list[Any]]:
+    """SQL conditions on the joined ``nodes n`` row for the search filters."""
+    sql = ""
+    args: list[Any] = []
+    if graphs is not None:
+        chosen = list(graphs)
+        sql += f" AND n.graph IN ({','.join('?' * len(chosen))})"
+        args.extend(chosen)
+    if node_type:
+        kinds = [node_type] if isinstance(node_type, str) else list(node_type)
+        sql += f" AND lower(n.node_type) IN ({','.join('?' * len(kinds))})"
+        args.extend(k.lower() for k in kinds)
+    if creator:
+        sql += " AND n.creator = ?"
+        args.append(creator)
+    return sql, args
 
 
 def _within(sql: str, args: list[Any], graphs: Iterable[str] | None) -> tuple[str, list[Any]]:
