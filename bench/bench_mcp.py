@@ -55,6 +55,7 @@ from bench_load import (
     _loadavg,
     _md_table,
     _os_name,
+    _positive,
     _read_proc,
     _sizes,
     _version,
@@ -848,13 +849,6 @@ def render_markdown(result: Record) -> str:
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

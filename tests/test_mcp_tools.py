@@ -2082,3 +2082,25 @@ def test_errors_leak_no_path_or_traceback(server: MCPServer) -> None:
     for (name, _), answer in zip(calls, answers, strict=True):
         text = error(answer)
         assert text.strip(), name
+
+
+def test_cached_answers_follow_loads_and_drops() -> None:
+    """get_schema and find_gaps are cached per store state: a load or a drop refreshes them."""
+    from labbrain.graph import DiscourseGraph
+
+    with LabBrain(settings_for(":memory:")) as brain:
+        brain.load(str(SAMPLE))
+        graph = DiscourseGraph(brain)
+        first = graph.get_schema()
+        gaps = graph.find_gaps().counts
+        assert [d.dataset for d in first.datasets] == ["akamatsulab-sample"]
+        brain.load(str(REAL))
+        second = graph.get_schema()
+        assert [d.dataset for d in second.datasets] == [
+            "akamatsulab-sample",
+            "dg-social-media-polarization",
+        ]
+        assert graph.find_gaps().counts != gaps
+        brain.drop("dg-social-media-polarization")
+        assert graph.get_schema() == first
+        assert graph.find_gaps().counts == gaps

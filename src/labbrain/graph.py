@@ -87,6 +87,7 @@ class DiscourseGraph:
     def __init__(self, brain: LabBrain) -> None:
         self.brain = brain
         self._gap_cache: dict[tuple[tuple[str, str], ...], dict[str, set[tuple[str, str]]]] = {}
+        self._schema_cache: dict[tuple[tuple[str, str], ...], SchemaResult] = {}
 
     # ------------------------------------------------------------------ resolving
     def datasets(self, dataset: str | None = None) -> list[str] | None:
@@ -273,8 +274,20 @@ class DiscourseGraph:
             for row in queries.run(self.brain.store, "relation_types")
         ]
 
+    def _version(self) -> tuple[tuple[str, str], ...]:
+        """The state of the loaded datasets: answers derived from all of them are cached by it."""
+        return tuple(sorted((d["graph"], d["loadId"]) for d in self.brain.datasets()))
+
     def get_schema(self) -> SchemaResult:
-        """Node types (with descriptions from the ontology and counts), relation types, datasets."""
+        """Node types (with descriptions from the ontology and counts), relation types, datasets.
+
+        Cached until a dataset is loaded, replaced or dropped."""
+        version = self._version()
+        if version not in self._schema_cache:
+            self._schema_cache = {version: self._schema()}
+        return self._schema_cache[version].model_copy(deep=True)
+
+    def _schema(self) -> SchemaResult:
         counts: Counter[str] = Counter()
         datasets_of: dict[str, set[str]] = defaultdict(set)
         for graph, node_type, count in self.brain.index.type_counts():
@@ -701,7 +714,7 @@ class DiscourseGraph:
 
     def _gaps(self) -> dict[str, set[tuple[str, str]]]:
         """(graph, node) of every gap, computed from three scans and cached per store state."""
-        version = tuple(sorted((d["graph"], d["loadId"]) for d in self.brain.datasets()))
+        version = self._version()
         cached = self._gap_cache.get(version)
         if cached is not None:
             return cached

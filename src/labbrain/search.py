@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_graph ON nodes (graph);
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
 CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
+CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, node_type);
 CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     clean_title, content, content='nodes', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
