@@ -23,6 +23,19 @@ REAL = SHARED / "dg-social-media-polarization.jsonld"
 REAL_DCT = SHARED / "dg-social-media-polarization.dct.jsonld"
 
 SAMPLE_GRAPH = "urn:labbrain:dataset:akamatsulab-sample"
+
+#: Page nodes of the sample by type (data/README.md): 12 typed Hypothesis nodes plus the one
+#: whose @type is "nodeSchema", typed from its "[[HYP]] - " title prefix.
+SAMPLE_TYPES = {
+    "Evidence": 32,
+    "Claim": 30,
+    "Result": 25,
+    "Source": 20,
+    "Hypothesis": 13,
+    "Question": 12,
+    "Conclusion": 10,
+    "Issue": 8,
+}
 REAL_GRAPH = "urn:labbrain:dataset:dg-social-media-polarization"
 
 if str(BENCH) not in sys.path:

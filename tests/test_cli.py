@@ -17,23 +17,11 @@ import pytest
 from click.testing import CliRunner, Result
 from pyoxigraph import RdfFormat, parse
 
-from conftest import SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
+from conftest import SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, SAMPLE_TYPES, settings_for
 from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
 
-SAMPLE_TYPES = {
-    "Evidence": 32,
-    "Claim": 30,
-    "Result": 25,
-    "Source": 20,
-    # 12 typed Hypothesis nodes plus the one whose @type is "nodeSchema", typed from its
-    # "[[HYP]] - " title prefix (the load says so in a warning).
-    "Hypothesis": 13,
-    "Question": 12,
-    "Conclusion": 10,
-    "Issue": 8,
-}
 SAMPLE_CREATORS = {
     "Rebecca Lee": 40,
     "Matt Akamatsu": 31,

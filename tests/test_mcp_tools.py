@@ -27,7 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from pyoxigraph import RdfFormat, parse
 
-from conftest import REAL, REAL_GRAPH, ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import REAL, REAL_GRAPH, ROOT, SAMPLE, SAMPLE_GRAPH, SAMPLE_TYPES, settings_for
 from labbrain.core import LabBrain
 from labbrain.mcp_server import build_server
 
@@ -631,16 +631,7 @@ def link_keys(links: list[Json]) -> list[LinkKey]:
 
 def test_exports_read_as_documented() -> None:
     sample_types = Counter(p.node_type for p in SAMPLE_EXPORT.pages.values())
-    assert sample_types == {
-        "Evidence": 32,
-        "Claim": 30,
-        "Result": 25,
-        "Source": 20,
-        "Hypothesis": 13,
-        "Question": 12,
-        "Conclusion": 10,
-        "Issue": 8,
-    }
+    assert sample_types == SAMPLE_TYPES
     real_types = Counter(p.node_type for p in REAL_EXPORT.pages.values())
     assert real_types == {"Claim": 123, "Evidence": 91, "Source": 49, "Question": 5}
     assert Counter(r.label for r in REAL_EXPORT.relations) == {
