@@ -138,3 +138,39 @@ def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
     assert not called.get("isError")
     results = called["structuredContent"]["results"]
     assert results and all(r["nodeType"] == "Claim" for r in results)
+
+
+def test_second_server_on_a_busy_store_serves_read_only(tmp_path: Path) -> None:
+    """Two assistants on one store: the second server reads while the first holds the lock."""
+    store = tmp_path / "store"
+    with LabBrain(settings_for(store)) as brain:
+        brain.load(str(SAMPLE))
+
+    async def two() -> tuple[Any, Any]:
+        async with Client(_server(store), read_timeout_seconds=120) as first:
+            await first.call_tool("get_schema", {})
+            async with Client(_server(store), read_timeout_seconds=120) as second:
+                found = await second.call_tool("search_nodes", {"query": "membrane tension"})
+            return found, await first.call_tool("search_nodes", {"query": "actin"})
+
+    found, still = asyncio.run(two())
+    assert not found.is_error and found.structured_content["results"]
+    assert not still.is_error and still.structured_content["results"]
+
+
+def test_busy_store_cannot_take_a_new_data_path(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with LabBrain(settings_for(store)) as writer:
+        writer.load(str(SAMPLE))
+        result = subprocess.run(
+            [LABBRAIN, "--store", str(store), "mcp"],
+            env={"DATA_PATH": str(REAL), "PATH": "/usr/bin:/bin"},
+            input="",
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 3
+        assert "serving a read-only snapshot" in result.stderr
+        assert "is not loaded yet and another labbrain process holds the store" in result.stderr
+        assert [d["nodes"] for d in writer.datasets()] == [150]

@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from labbrain.core import LabBrain, versions
-from labbrain.errors import InputError, LabbrainError, SettingsError
+from labbrain.errors import InputError, LabbrainError, SettingsError, StoreLocked
 from labbrain.export import EXPORT_FORMATS
 from labbrain.ingest import FORMATS, LoadProgress, LoadReport
 from labbrain.queries import python_value
@@ -390,12 +390,30 @@ def reindex(ctx: Context) -> None:
 @pass_ctx
 def mcp(ctx: Context) -> None:
     """Serve the discourse-graph tools over MCP (stdio). DATA_PATH=export.jsonld loads that
-    export first unless the store already holds it unchanged."""
+    export first unless the store already holds it unchanged.
+
+    When another labbrain process holds the store for writing (e.g. a second assistant's
+    server), this one serves a read-only snapshot of it instead of failing."""
     from labbrain.mcp_server import serve_stdio
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    with opened(ctx, read_only=False) as brain:
+    try:
+        settings = ctx.settings()
+        try:
+            brain = LabBrain(settings)
+        except StoreLocked as locked:
+            logging.getLogger("labbrain.mcp").warning(
+                "%s; serving a read-only snapshot (restart to see later loads)", locked
+            )
+            brain = LabBrain(settings, read_only=True)
+    except LabbrainError as error:
+        _fail(error)
+    try:
         serve_stdio(brain)
+    except LabbrainError as error:
+        _fail(error)
+    finally:
+        brain.close()
 
 
 @main.command()

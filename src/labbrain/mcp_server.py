@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import InputError, LabbrainError, NodeNotFound
+from labbrain.errors import InputError, LabbrainError, NodeNotFound, StoreError
 from labbrain.graph import DiscourseGraph
 from labbrain.images import ImageRefused, fetch_image
 from labbrain.ingest import LoadReport
@@ -425,6 +425,11 @@ def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
     digest = hashlib.sha256(data).hexdigest()
     if any(dataset["sourceDigest"] == digest for dataset in brain.datasets()):
         return None
+    if brain.read_only:
+        raise StoreError(
+            f"DATA_PATH {path} is not loaded yet and another labbrain process holds the store "
+            "for writing; stop it (or load the file with `labbrain load` once it is free)"
+        )
     return brain.load(path, data=data)
 
 
