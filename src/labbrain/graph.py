@@ -469,17 +469,25 @@ class DiscourseGraph:
         for hop in range(1, depth + 1):
             found: list[NeighborNode] = []
             next_frontier: list[IndexedNode] = []
-            for current in frontier:
-                rows = [
-                    e
-                    for e in self._edges(current)
-                    if direction in ("both", e.direction)
-                    and (
-                        wanted_label is None
-                        or (e.kind == "typed" and (e.label or "").lower() == wanted_label)
-                    )
-                ]
-                nodes = self.brain.index.nodes_by_iri((e.other for e in rows), current.graph)
+            hop_edges = [
+                (
+                    current,
+                    [
+                        e
+                        for e in self._edges(current)
+                        if direction in ("both", e.direction)
+                        and (
+                            wanted_label is None
+                            or (e.kind == "typed" and (e.label or "").lower() == wanted_label)
+                        )
+                    ],
+                )
+                for current in frontier
+            ]
+            nodes = self.brain.index.nodes_by_iri(
+                (e.other for _, rows in hop_edges for e in rows), start.graph
+            )
+            for current, rows in hop_edges:
                 for edge in rows:
                     other = nodes.get(edge.other)
                     if other is None:
