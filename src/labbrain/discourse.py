@@ -77,7 +77,6 @@ class RelationDef:
     iri: str
     label: str
     core: str | None
-    inverse_of: str | None
 
 
 @dataclass
@@ -121,7 +120,6 @@ class ExportAnalysis:
     warnings: list[str] = field(default_factory=list)
     derived: list[Triple] = field(default_factory=list)
     terms: dict[str, NamedNode] = field(default_factory=dict)  # node IRI -> its term
-    entries: int = 0
 
     @property
     def nodes_by_type(self) -> Counter[str]:
@@ -187,7 +185,6 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
     entries = document["@graph"]
     export_id = document.get("@id") if isinstance(document.get("@id"), str) else None
     result = ExportAnalysis(export_id=export_id, pages_base=pages_base(context))
-    result.entries = len(entries)
     expand = _Expander(result.pages_base, label)
 
     pending_nodes: list[tuple[int, JsonObject]] = []
@@ -212,12 +209,12 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
         elif kind in _RELDEF_TYPES:
             iri = expand(entry.get("@id"), position)
             rel_label = _text(entry, "label", position, label) or ""
-            inverse = entry.get("inverseOf")
+            if entry.get("inverseOf") is not None:
+                expand(entry["inverseOf"], position)  # must be a page reference
             result.relation_defs[iri] = RelationDef(
                 iri=iri,
                 label=rel_label,
                 core=vocab.relation_by_label(rel_label) if rel_label else None,
-                inverse_of=expand(inverse, position) if inverse is not None else None,
             )
         elif kind in _INSTANCE_TYPES:
             pending_instances.append((index, entry))

@@ -15,7 +15,13 @@ from typing import Any
 
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat
 
-from labbrain.errors import LabbrainError, QueryNotAllowed, QuerySyntaxError, QueryTimeout
+from labbrain.errors import (
+    LabbrainError,
+    QueryError,
+    QueryNotAllowed,
+    QuerySyntaxError,
+    QueryTimeout,
+)
 from labbrain.models import SparqlResult
 from labbrain.queries import python_value
 from labbrain.sparql_policy import check_query, looks_like_update
@@ -107,11 +113,7 @@ def run_query(
     if status == "ok":
         return SparqlResult.model_validate(payload)
     name, message = payload
-    raise QueryNotAllowed(message) if name == "QueryNotAllowed" else _QueryFailed(message)
-
-
-class _QueryFailed(LabbrainError):
-    exit_code = 2
+    raise QueryNotAllowed(message) if name == "QueryNotAllowed" else QueryError(message)
 
 
 def _check_parses(query: str) -> None:

@@ -330,10 +330,9 @@ class TextIndex:
 
     def nodes_by_uid(self, uid: str, graphs: Iterable[str] | None = None) -> list[IndexedNode]:
         """Every indexed node with this uid (one per dataset holding it), by graph."""
-        sql = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE uid = ?"
-        args: list[Any] = [uid]
-        sql, args = _within(sql, args, graphs)
-        return [IndexedNode(*row) for row in self._db.execute(sql + " ORDER BY graph", args)]
+        filters, args = _filters(graphs, None, None)
+        sql = f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE uid = ?{filters} ORDER BY graph"
+        return [IndexedNode(*row) for row in self._db.execute(sql, [uid, *args])]
 
     def nodes_by_iri(self, iris: Iterable[str], graph: str | None = None) -> dict[str, IndexedNode]:
         """The indexed nodes among ``iris`` (in ``graph`` when given), by IRI."""
@@ -395,25 +394,13 @@ class TextIndex:
         offset: int = 0,
     ) -> tuple[list[IndexedNode], int]:
         """Indexed nodes matching the filters, newest first, and how many match in all."""
-        where = ["1 = 1"]
-        args: list[Any] = []
-        if graphs is not None:
-            chosen = list(graphs)
-            where.append(f"graph IN ({','.join('?' * len(chosen))})")
-            args.extend(chosen)
-        if node_types is not None:
-            kinds = [t.lower() for t in node_types]
-            where.append(f"lower(node_type) IN ({','.join('?' * len(kinds))})")
-            args.extend(kinds)
-        if creator is not None:
-            where.append("creator = ?")
-            args.append(creator)
-        condition = " AND ".join(where)
+        filters, args = _filters(graphs, node_types, creator)
+        condition = "1 = 1" + filters
         total = int(
-            self._db.execute(f"SELECT count(*) FROM nodes WHERE {condition}", args).fetchone()[0]
+            self._db.execute(f"SELECT count(*) FROM nodes n WHERE {condition}", args).fetchone()[0]
         )
         rows = self._db.execute(
-            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {condition}"
+            f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE {condition}"
             " ORDER BY created DESC, iri LIMIT ? OFFSET ?",
             [*args, limit, offset],
         )
@@ -503,10 +490,3 @@ def _filters(
         sql += " AND n.creator = ?"
         args.append(creator)
     return sql, args
-
-
-def _within(sql: str, args: list[Any], graphs: Iterable[str] | None) -> tuple[str, list[Any]]:
-    if graphs is None:
-        return sql, args
-    chosen = list(graphs)
-    return sql + f" AND graph IN ({','.join('?' * len(chosen))})", [*args, *chosen]
