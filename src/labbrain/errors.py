@@ -23,7 +23,12 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   └── QueryTimeout(seconds)
     ├── GraphNotFound(graph)
     ├── NodeNotFound(uid) / DatasetNotFound(name)
+    ├── ItemNotFound(kind, ident, hint)    a project, memory, proposition, task ... is unknown
     ├── InvalidArgument(name, reason)
+    │   └── PathNotAllowed(path, reason)   a file outside the directories the user allowed
+    ├── TaskError
+    │   ├── InvalidTransition(task, status, event)
+    │   └── TaskCancelled(task)            raised inside a task's work when it is cancelled
     └── SettingsError(reason)
 """
 
@@ -200,6 +205,53 @@ class InvalidArgument(LabbrainError):
         self.name = name
         self.reason = reason
         super().__init__(f"invalid {name}: {reason}")
+
+
+class ItemNotFound(LabbrainError):
+    """An agent-side item (project, domain, memory, edge, proposition, task, ...) is unknown.
+
+    ``hint`` says how to find valid identifiers, e.g. "list_projects lists them".
+    """
+
+    exit_code = 4
+
+    def __init__(self, kind: str, ident: str, hint: str) -> None:
+        self.kind = kind
+        self.ident = ident
+        self.hint = hint
+        super().__init__(f"no {kind} {ident!r}; {hint}")
+
+
+class PathNotAllowed(InvalidArgument):
+    """A file path lies outside the directories the settings allow (symlinks resolved)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        super().__init__("path", f"{path}: {reason}")
+
+
+class TaskError(LabbrainError):
+    """A task cannot do what was asked of it."""
+
+    exit_code = 2
+
+
+class InvalidTransition(TaskError):
+    """The event is not allowed in the task's current status."""
+
+    def __init__(self, task: str, status: str, event: str) -> None:
+        self.task = task
+        self.status = status
+        self.event = event
+        super().__init__(f"task {task} is {status}: it cannot {event}")
+
+
+class TaskCancelled(TaskError):
+    """Raised inside a task's work when it was cancelled; the runner rolls the work back."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        super().__init__(f"task {task} was cancelled")
 
 
 class GraphNotFound(LabbrainError):

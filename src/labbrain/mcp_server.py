@@ -11,25 +11,26 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import inspect
 import json
 import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult, ImageContent
+from pydantic import Field
 
 from labbrain import __version__
+from labbrain.agent import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, LabbrainError, NodeNotFound, StoreError
 from labbrain.graph import DiscourseGraph
 from labbrain.images import ImageRefused, fetch_image
 from labbrain.ingest import LoadReport
+from labbrain.mcp_common import ToolContext, ToolFn, answer, call, tool
 from labbrain.models import (
     ClaimStatusResult,
     ContributionsResult,
@@ -57,13 +58,6 @@ get_node, follow its relations with get_linked_nodes or get_node_neighborhood. T
 claim use get_claim_status; to see what is missing use find_gaps. Every node comes with its
 creator, creation date and Roam URL: cite them when you report a finding."""
 
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-
-Model = TypeVar("Model", bound=BaseModel)
-ToolFn = TypeVar("ToolFn", bound=Callable[..., CallToolResult])
-
 Uid = Annotated[
     str, Field(description="the node's uid, e.g. 'CnOU48Obk' (search_nodes finds uids)")
 ]
@@ -81,23 +75,6 @@ DirectionArg = Annotated[
 ]
 
 
-def _answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
-    """A tool result: the model as structured content and as compact JSON text."""
-    data = model.model_dump(mode="json")
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(
-        content=[TextContent(type="text", text=text), *extra], structured_content=data
-    )
-
-
-def _call(work: Callable[[], Model]) -> CallToolResult:
-    """Run a tool's work; library errors become messages for the model (isError)."""
-    try:
-        return _answer(work())
-    except LabbrainError as error:
-        raise ToolError(str(error)) from None
-
-
 def build_server(brain: LabBrain) -> MCPServer:
     """The MCP server over an opened store. It never writes the store."""
     graph = DiscourseGraph(brain)
@@ -109,16 +86,12 @@ def build_server(brain: LabBrain) -> MCPServer:
         version=__version__,
     )
 
-    def tool(title: str) -> Callable[[ToolFn], ToolFn]:
-        """Register a read-only tool whose description is its docstring, dedented."""
+    context = ToolContext(brain, graph, AgentWriter(brain.store, agent=settings.agent_name))
 
-        def register(fn: ToolFn) -> ToolFn:
-            description = inspect.cleandoc(fn.__doc__ or "")
-            return server.tool(title=title, description=description, annotations=READ_ONLY)(fn)
+    def read_tool(title: str) -> Callable[[ToolFn], ToolFn]:
+        return tool(server, title)
 
-        return register
-
-    @tool("Search nodes")
+    @read_tool("Search nodes")
     def search_nodes(
         query: Annotated[str, Field(description="keywords, e.g. 'membrane tension force capping'")],
         nodeType: NodeTypeArg = None,
@@ -139,7 +112,7 @@ def build_server(brain: LabBrain) -> MCPServer:
         type, creator or dataset, or sort by date or title. Each result has uid, type,
         title, creator, created date, url, a snippet around the match and its image count.
         Next: get_node(uid) for the full text and links; cite creator and url."""
-        return _call(
+        return call(
             lambda: graph.search_nodes(
                 query,
                 node_type=nodeType,
@@ -151,7 +124,7 @@ def build_server(brain: LabBrain) -> MCPServer:
             )
         )
 
-    @tool("Get node")
+    @read_tool("Get node")
     def get_node(uid: Uid, dataset: Dataset = None) -> Annotated[CallToolResult, NodeDetail]:
         """Read one node in full: its markdown, type, title, creator, dates, url, image URLs,
         and every linked node (typed relations with label and direction, and text
@@ -159,9 +132,9 @@ def build_server(brain: LabBrain) -> MCPServer:
 
         Use after search_nodes. Next: get_claim_status for a claim, get_node_neighborhood to
         look further, get_node_images for figures."""
-        return _call(lambda: graph.get_node(uid, dataset))
+        return call(lambda: graph.get_node(uid, dataset))
 
-    @tool("Get linked nodes")
+    @read_tool("Get linked nodes")
     def get_linked_nodes(
         uid: Uid, direction: DirectionArg = "both", dataset: Dataset = None
     ) -> Annotated[CallToolResult, LinkedNodesResult]:
@@ -170,18 +143,18 @@ def build_server(brain: LabBrain) -> MCPServer:
         in the markdown). Each linked node comes with type, title, creator and url.
 
         Use to trace reasoning one step; get_node_neighborhood goes several hops."""
-        return _call(lambda: graph.get_linked_nodes(uid, direction, dataset))
+        return call(lambda: graph.get_linked_nodes(uid, direction, dataset))
 
-    @tool("Get schema")
+    @read_tool("Get schema")
     def get_schema() -> Annotated[CallToolResult, SchemaResult]:
         """Describe what the loaded graphs contain: the node types (label, code such as CLM,
         meaning, count), the relation types (e.g. Evidence Supports Claim, with counts) and
         the loaded datasets with the Roam graph each came from.
 
         Call it first when you do not know the graph's vocabulary."""
-        return _call(graph.get_schema)
+        return call(graph.get_schema)
 
-    @tool("Researcher contributions")
+    @read_tool("Researcher contributions")
     def get_researcher_contributions(
         creator: Annotated[
             str | None, Field(description="one researcher; omit for everyone's statistics")
@@ -192,9 +165,9 @@ def build_server(brain: LabBrain) -> MCPServer:
         contribution dates; with a creator, also that researcher's nodes (newest first).
 
         Use for attribution and to find whose work to read."""
-        return _call(lambda: graph.get_researcher_contributions(creator, nodeType))
+        return call(lambda: graph.get_researcher_contributions(creator, nodeType))
 
-    @tool("Get node images")
+    @read_tool("Get node images")
     def get_node_images(
         uid: Uid, dataset: Dataset = None
     ) -> Annotated[CallToolResult, NodeImagesResult]:
@@ -210,17 +183,17 @@ def build_server(brain: LabBrain) -> MCPServer:
         if result.keyImage is None or not settings.image_fetch:
             if result.keyImage is not None:
                 result.note = "images are not fetched (LABBRAIN_IMAGE_FETCH is off); use the URLs"
-            return _answer(result)
+            return answer(result)
         try:
             image = fetch_image(result.keyImage, settings)
         except ImageRefused as refusal:
             result.note = f"key image not fetched: {refusal}"
-            return _answer(result)
+            return answer(result)
         result.note = "the key image is attached"
         encoded = base64.b64encode(image.data).decode("ascii")
-        return _answer(result, ImageContent(type="image", data=encoded, mime_type=image.mime_type))
+        return answer(result, ImageContent(type="image", data=encoded, mime_type=image.mime_type))
 
-    @tool("Get relationships")
+    @read_tool("Get relationships")
     def get_relationships(
         sourceUid: Annotated[str | None, Field(description="only relations from this node")] = None,
         destinationUid: Annotated[
@@ -237,13 +210,13 @@ def build_server(brain: LabBrain) -> MCPServer:
         with attribution.
 
         get_relation_types lists the labels."""
-        return _call(
+        return call(
             lambda: graph.get_relationships(
                 sourceUid, destinationUid, relationshipType, dataset, limit
             )
         )
 
-    @tool("Get relation types")
+    @read_tool("Get relation types")
     def get_relation_types() -> Annotated[CallToolResult, RelationTypesResult]:
         """List the relation types of the loaded graphs (label, source and destination node
         types, inverse label, the core relation it specialises) with how many instances
@@ -251,9 +224,9 @@ def build_server(brain: LabBrain) -> MCPServer:
 
         Use the labels with get_relationships, get_node_neighborhood (relationshipTypeFilter)
         or find_path (relationshipTypes)."""
-        return _call(graph.get_relation_types)
+        return call(graph.get_relation_types)
 
-    @tool("Node neighborhood")
+    @read_tool("Node neighborhood")
     def get_node_neighborhood(
         uid: Uid,
         depth: Annotated[int, Field(ge=1, le=4, description="hops to go out, 1-4")] = 2,
@@ -270,13 +243,13 @@ def build_server(brain: LabBrain) -> MCPServer:
         the edges among them. Filter by node type or relation label.
 
         Use for local context and multi-step reasoning chains; find_path joins two nodes."""
-        return _call(
+        return call(
             lambda: graph.get_node_neighborhood(
                 uid, depth, direction, nodeTypeFilter, relationshipTypeFilter, dataset, limit
             )
         )
 
-    @tool("Find path")
+    @read_tool("Find path")
     def find_path(
         fromUid: Uid,
         toUid: Uid,
@@ -291,9 +264,9 @@ def build_server(brain: LabBrain) -> MCPServer:
         relation and both nodes with attribution.
 
         Use to explain how a result bears on a question or a claim."""
-        return _call(lambda: graph.find_path(fromUid, toUid, maxHops, relationshipTypes, dataset))
+        return call(lambda: graph.find_path(fromUid, toUid, maxHops, relationshipTypes, dataset))
 
-    @tool("Claim status")
+    @read_tool("Claim status")
     def get_claim_status(
         uid: Uid, dataset: Dataset = None
     ) -> Annotated[CallToolResult, ClaimStatusResult]:
@@ -302,9 +275,9 @@ def build_server(brain: LabBrain) -> MCPServer:
         evidence cites, and flags: contested (both sides present), singleSource.
 
         Report both sides with their creators; get_node reads any of them in full."""
-        return _call(lambda: graph.get_claim_status(uid, dataset))
+        return call(lambda: graph.get_claim_status(uid, dataset))
 
-    @tool("Find gaps")
+    @read_tool("Find gaps")
     def find_gaps(
         nodeType: Annotated[
             str | None, Field(description="only gaps of this type: Question, Claim, ...")
@@ -316,9 +289,9 @@ def build_server(brain: LabBrain) -> MCPServer:
         linked to no source. Each list is capped and counted.
 
         Use to suggest what to read, test or write next; get_node reads any of them."""
-        return _call(lambda: graph.find_gaps(nodeType, dataset))
+        return call(lambda: graph.find_gaps(nodeType, dataset))
 
-    @tool("SPARQL query")
+    @read_tool("SPARQL query")
     def sparql_query(
         query: Annotated[
             str,
@@ -335,7 +308,7 @@ def build_server(brain: LabBrain) -> MCPServer:
 
         Rows and characters are capped and the query is time-limited; SERVICE and updates
         are refused. Prefer the other tools; use this for questions they cannot answer."""
-        return _call(
+        return call(
             lambda: run_query(
                 brain.store,
                 query,
@@ -410,7 +383,14 @@ def build_server(brain: LabBrain) -> MCPServer:
             "the claim is contested or rests on a single source, citing creator and url."
         )
 
+    # Agent-side tool groups, one module each (mcp_<group>.register).
+    register_agent_tools(server, context)
     return server
+
+
+def register_agent_tools(server: MCPServer, context: ToolContext) -> None:
+    """Register the agent-side tool groups: tasks, projects, memory domains, propositions."""
+    del server, context  # the groups register themselves below as they are added
 
 
 def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:

@@ -87,6 +87,12 @@ class Settings(BaseSettings):
         "addresses (for an intranet image server; off against SSRF).",
     )
 
+    agent_name: str = Field(
+        default="assistant",
+        description="Who agent writes are attributed to (prov:wasAttributedTo "
+        "urn:labbrain:agent:<name>).",
+    )
+
     @property
     def in_memory(self) -> bool:
         """True when the store is a throwaway in-memory store."""

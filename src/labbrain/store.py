@@ -131,6 +131,10 @@ class QuadStore(Protocol):
         """Quads of ``graph``, optionally only those with this subject and/or predicate."""
         ...
 
+    def apply(self, remove: Iterable[Quad], add: Iterable[Quad]) -> None:
+        """Remove ``remove`` and add ``add`` in one transaction: both happen or neither."""
+        ...
+
     def replace_graph(
         self,
         graph: str,
@@ -410,6 +414,18 @@ class OxigraphStore:
             for quad in quads:
                 self._store.remove(quad)
 
+    def apply(self, remove: Iterable[Quad], add: Iterable[Quad]) -> None:
+        """Remove ``remove`` and add ``add`` in one transaction: both happen or neither.
+
+        Quads must not hold blank nodes (agent data and task states use IRIs only).
+        """
+        self._require_write("write")
+        update = _data_update(list(remove), list(add))
+        if not update:
+            return
+        with self._write_mutex:
+            self._store.update(update)
+
     def drop_graph(self, graph: str) -> None:
         """Remove ``graph``; raise GraphNotFound if it does not exist."""
         self._require_write("drop")
@@ -518,6 +534,31 @@ class OxigraphStore:
                 f"the failed write to {directory} could not be undone in this process ({err}); "
                 "it will be undone the next time the store is opened"
             ) from err
+
+
+def _data_block(quads: list[Quad]) -> str:
+    """Quads as the body of a SPARQL DELETE DATA / INSERT DATA block (terms in N-Triples
+    syntax, which SPARQL accepts verbatim; no text is spliced in any other way)."""
+    lines = []
+    for quad in quads:
+        if isinstance(quad.subject, BlankNode) or isinstance(quad.object, BlankNode):
+            raise ValueError("transactional writes take no blank nodes")
+        triple = f"{quad.subject} {quad.predicate} {quad.object} ."
+        if isinstance(quad.graph_name, NamedNode):
+            lines.append(f"GRAPH {quad.graph_name} {{ {triple} }}")
+        else:
+            lines.append(triple)
+    return "\n".join(lines)
+
+
+def _data_update(remove: list[Quad], add: list[Quad]) -> str:
+    """One SPARQL update removing then adding the given quads (empty when both are)."""
+    parts = []
+    if remove:
+        parts.append("DELETE DATA {\n" + _data_block(remove) + "\n}")
+    if add:
+        parts.append("INSERT DATA {\n" + _data_block(add) + "\n}")
+    return " ;\n".join(parts)
 
 
 class _BulkWriter:

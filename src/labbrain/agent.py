@@ -1,0 +1,228 @@
+"""What every assistant write shares: provenance, the session, and idempotency keys.
+
+The agent-side models (projects, memory domains, propositions) never write the store
+directly. They describe a write as a :class:`WritePlan` (quads to remove, quads to add, and the
+result to answer with) and hand it to :meth:`AgentWriter.write`, which guarantees:
+
+- the whole write is one store transaction (``QuadStore.apply``): it lands fully or not at all;
+- writes of one process are serialised, so a write planned from what it read is applied
+  before anything else changes that;
+- with an idempotency key, the first result is stored durably in ``urn:labbrain:system`` in the
+  same transaction as the write; a retry with the same key and the same arguments returns that
+  first result and writes nothing, a reuse with other arguments (or by another tool) is refused.
+
+Provenance: :meth:`AgentWriter.provenance` gives the PROV triples every agent-written
+resource carries (generated when, attributed to which agent, in which session, derived from
+which nodes). The session is one :class:`~labbrain.namespaces` IRI per writer, i.e. per MCP
+server process, recorded in the system graph the first time it writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+from pyoxigraph import Literal, NamedNode, Quad
+
+from labbrain.errors import InvalidArgument
+from labbrain.namespaces import LB, PROV, RDF, RDFS, SYSTEM_GRAPH, XSD, slugify
+from labbrain.store import QuadStore
+
+Result = TypeVar("Result", bound=BaseModel)
+
+AGENT_PREFIX = "urn:labbrain:agent:"
+SESSION_PREFIX = "urn:labbrain:session:"
+KEY_PREFIX = "urn:labbrain:idempotency:"
+MAX_KEY_LENGTH = 200
+
+
+def now() -> datetime:
+    """The current time, timezone-aware UTC, to the millisecond."""
+    moment = datetime.now(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def timestamp(moment: datetime | None = None) -> Literal:
+    """An ``xsd:dateTime`` literal for ``moment`` (default: now)."""
+    return Literal((moment or now()).isoformat(), datatype=NamedNode(XSD + "dateTime"))
+
+
+def text(value: str) -> Literal:
+    """A plain string literal."""
+    return Literal(value)
+
+
+def number(value: float) -> Literal:
+    """An ``xsd:decimal`` literal (for strengths and confidences in 0..1)."""
+    return Literal(repr(float(value)), datatype=NamedNode(XSD + "decimal"))
+
+
+def integer(value: int) -> Literal:
+    """An ``xsd:integer`` literal."""
+    return Literal(str(value), datatype=NamedNode(XSD + "integer"))
+
+
+def new_iri(kind: str) -> NamedNode:
+    """A fresh IRI ``urn:labbrain:<kind>:<uuid>`` for an agent-written resource."""
+    return NamedNode(f"urn:labbrain:{kind}:{uuid.uuid4().hex}")
+
+
+def arguments_digest(arguments: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a write's arguments (keys sorted)."""
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class WritePlan(Generic[Result]):
+    """One write: what to remove, what to add, and the answer to give once it is applied."""
+
+    result: Result
+    add: list[Quad] = field(default_factory=list)
+    remove: list[Quad] = field(default_factory=list)
+
+
+class AgentWriter:
+    """Applies agent writes to ``store`` with provenance and idempotency (see module doc).
+
+    ``agent`` names who writes (``urn:labbrain:agent:<slug>``); ``session_id`` defaults to a
+    fresh UUID, so each writer (each server process) is its own session.
+    """
+
+    def __init__(
+        self, store: QuadStore, *, agent: str = "assistant", session_id: str | None = None
+    ) -> None:
+        self.store = store
+        self.agent = NamedNode(AGENT_PREFIX + slugify(agent))
+        self.session_id = session_id or uuid.uuid4().hex
+        self.session = NamedNode(SESSION_PREFIX + self.session_id)
+        self._lock = threading.RLock()
+        self._session_recorded = False
+
+    # ------------------------------------------------------------------ provenance
+    def provenance(
+        self,
+        subject: NamedNode,
+        graph: NamedNode,
+        *,
+        derived_from: Iterable[NamedNode] = (),
+        at: datetime | None = None,
+    ) -> list[Quad]:
+        """PROV triples for a resource the agent writes into ``graph``: when, by whom, in
+        which session, and from which nodes it was derived."""
+        quads = [
+            Quad(subject, NamedNode(PROV + "generatedAtTime"), timestamp(at), graph),
+            Quad(subject, NamedNode(PROV + "wasAttributedTo"), self.agent, graph),
+            Quad(subject, NamedNode(LB + "session"), self.session, graph),
+        ]
+        quads.extend(
+            Quad(subject, NamedNode(PROV + "wasDerivedFrom"), source, graph)
+            for source in derived_from
+        )
+        return quads
+
+    def _session_record(self) -> list[Quad]:
+        """The system-graph description of this session and its agent (written once)."""
+        if self._session_recorded:
+            return []
+        system = NamedNode(SYSTEM_GRAPH)
+        return [
+            Quad(self.session, NamedNode(RDF + "type"), NamedNode(LB + "Session"), system),
+            Quad(self.session, NamedNode(PROV + "startedAtTime"), timestamp(), system),
+            Quad(self.session, NamedNode(PROV + "wasAssociatedWith"), self.agent, system),
+            Quad(self.agent, NamedNode(RDF + "type"), NamedNode(PROV + "SoftwareAgent"), system),
+            Quad(
+                self.agent,
+                NamedNode(RDFS + "label"),
+                text(self.agent.value.removeprefix(AGENT_PREFIX)),
+                system,
+            ),
+        ]
+
+    # ------------------------------------------------------------------ writing
+    def write(
+        self,
+        tool: str,
+        plan: Callable[[], WritePlan[Result]],
+        *,
+        key: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        model: type[Result] | None = None,
+    ) -> Result:
+        """Plan and apply one write atomically; with ``key``, at most once (see module doc).
+
+        ``plan`` runs under the writer's lock, so what it reads is still true when its quads
+        are applied. ``model`` (the result type) is needed to answer a replayed key. Raises
+        InvalidArgument when ``key`` was already used by another tool or other arguments.
+        """
+        with self._lock:
+            if key is not None:
+                replay = self._replay(tool, key, arguments or {}, model)
+                if replay is not None:
+                    return replay
+            planned = plan()
+            add = list(planned.add)
+            if key is not None:
+                add.extend(self._key_record(tool, key, arguments or {}, planned.result))
+            add.extend(self._session_record())
+            self.store.apply(planned.remove, add)
+            self._session_recorded = True
+            return planned.result
+
+    def _key_subject(self, key: str) -> NamedNode:
+        if not key or len(key) > MAX_KEY_LENGTH:
+            raise InvalidArgument(
+                "idempotencyKey", f"must be 1 to {MAX_KEY_LENGTH} characters long"
+            )
+        return NamedNode(KEY_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest())
+
+    def _replay(
+        self, tool: str, key: str, arguments: dict[str, Any], model: type[Result] | None
+    ) -> Result | None:
+        """The stored first result for ``key``, or None if the key is new."""
+        subject = self._key_subject(key)
+        facts = {
+            quad.predicate.value.removeprefix(LB): quad.object.value
+            for quad in self.store.quads(SYSTEM_GRAPH, subject)
+            if quad.predicate.value.startswith(LB) and isinstance(quad.object, Literal)
+        }
+        if not facts:
+            return None
+        if facts.get("tool") != tool:
+            raise InvalidArgument(
+                "idempotencyKey",
+                f"{key!r} was already used with {facts.get('tool')}; use a new key for this write",
+            )
+        if facts.get("argumentsDigest") != arguments_digest(arguments):
+            raise InvalidArgument(
+                "idempotencyKey",
+                f"{key!r} was already used for a {tool} call with other arguments; use a new "
+                "key for a new write",
+            )
+        if model is None:
+            raise InvalidArgument("idempotencyKey", f"{tool} does not take idempotency keys")
+        return model.model_validate(json.loads(facts["result"]))
+
+    def _key_record(
+        self, tool: str, key: str, arguments: dict[str, Any], result: BaseModel
+    ) -> list[Quad]:
+        subject = self._key_subject(key)
+        system = NamedNode(SYSTEM_GRAPH)
+        answer = json.dumps(result.model_dump(mode="json"), separators=(",", ":"))
+        digest = arguments_digest(arguments)
+        return [
+            Quad(subject, NamedNode(RDF + "type"), NamedNode(LB + "IdempotencyKey"), system),
+            Quad(subject, NamedNode(LB + "key"), text(key), system),
+            Quad(subject, NamedNode(LB + "tool"), text(tool), system),
+            Quad(subject, NamedNode(LB + "argumentsDigest"), text(digest), system),
+            Quad(subject, NamedNode(LB + "result"), text(answer), system),
+            Quad(subject, NamedNode(PROV + "generatedAtTime"), timestamp(), system),
+            Quad(subject, NamedNode(LB + "session"), self.session, system),
+        ]
