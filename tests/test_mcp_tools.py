@@ -2029,11 +2029,13 @@ def test_tools_are_listed_read_only_and_described(server: MCPServer) -> None:
         return await client.list_tools()
 
     tools = run_client(server, listing).tools
-    assert {t.name for t in tools} == TOOLS
+    assert TOOLS <= {t.name for t in tools}
     for tool in tools:
         assert tool.title, tool.name
-        assert tool.annotations is not None and tool.annotations.read_only_hint is True
-        assert tool.annotations.destructive_hint is False
+        assert tool.annotations is not None
+        if tool.name in TOOLS:
+            assert tool.annotations.read_only_hint is True
+            assert tool.annotations.destructive_hint is False
         description = tool.description or ""
         sentences = [s for s in re.split(r"(?<=\.)\s+", description) if s.strip()]
         assert len(sentences) >= 2 and len(description) > 150, tool.name
