@@ -47,7 +47,7 @@ def test_progress_bar_on_a_terminal(tmp_path: Path, export_12k: Path) -> None:
         [sys.executable, "-m", "labbrain", "--store", str(tmp_path / "s"), "load", str(export_12k)]
     )
     assert code == 0, output
-    assert "step " in output and "/5" in output  # the step bar was drawn
+    assert "step " in output and "/6" in output  # the step bar was drawn
     assert "12,000 nodes" in output
 
 

@@ -26,9 +26,11 @@ from rich.text import Text
 from labbrain.core import LabBrain, versions
 from labbrain.errors import InputError, LabbrainError, SettingsError, StoreLocked
 from labbrain.export import EXPORT_FORMATS
-from labbrain.ingest import FORMATS, LoadProgress, LoadReport
+from labbrain.ingest import FORMATS, read_source
 from labbrain.queries import python_value
 from labbrain.settings import Settings
+from labbrain.task_runner import TaskRunner, ingest_params
+from labbrain.tasks import STATUSES, TaskState
 
 out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
@@ -116,68 +118,75 @@ def load(
     """
     if graph and len(paths) > 1:
         _fail(InputError("--graph names one dataset; load one file at a time with it"))
-    reports: list[LoadReport] = []
+    reports: list[dict[str, Any]] = []
     with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
+        runner = TaskRunner(brain)
         for path in paths:
-            with _progress_bar(brain.settings.progress_min_nodes) as progress:
-                reports.append(brain.load(path, graph=graph, fmt=fmt, progress=progress))
+            inputs = {"data": read_source(path, brain.settings)} if path == "-" else {}
+            task = runner.create("ingest", ingest_params(path, graph=graph, fmt=fmt))
+            with _progress_bar(brain.settings.progress_min_nodes) as listener:
+                final = runner.start(task.task_id, listener=listener, inputs=inputs)
+            reports.append(_load_report(final))
             if not as_json:
                 _print_report(reports[-1])
     if as_json:
-        out.print_json(json.dumps([r.as_dict() for r in reports]))
+        out.print_json(json.dumps(reports))
+
+
+def _load_report(state: TaskState) -> dict[str, Any]:
+    """The load report of a completed ingest task (without its task bookkeeping)."""
+    return {k: v for k, v in state.results.items() if k not in ("entries", "sourceDigest")}
 
 
 @contextmanager
-def _progress_bar(min_entries: int) -> Iterator[Callable[[LoadProgress], None]]:
-    """A progress callback that draws a step bar on a terminal for inputs of ``min_entries``+
+def _progress_bar(min_entries: int) -> Iterator[Callable[[TaskState], None]]:
+    """A task listener that draws a step bar on a terminal for inputs of ``min_entries``+
     nodes (nothing when stderr is not a terminal)."""
-    state: dict[str, Any] = {}
+    bar: dict[str, Any] = {}
 
-    def update(progress: LoadProgress) -> None:
-        if "bar" not in state:
-            if progress.entries < min_entries or not err.is_terminal:
+    def update(state: TaskState) -> None:
+        if "bar" not in bar:
+            if state.results.get("entries", 0) < min_entries or not err.is_terminal:
                 return
-            bar = Progress(
-                TextColumn("{task.description:<8}"),
+            drawn = Progress(
+                TextColumn("{task.description:<14}"),
                 BarColumn(),
                 TextColumn("step {task.completed:.0f}/{task.total:.0f}"),
                 TimeElapsedColumn(),
                 console=err,
                 transient=True,
             )
-            bar.start()
-            state["bar"], state["task"] = bar, bar.add_task("", total=progress.steps)
-        state["bar"].update(state["task"], description=progress.name, completed=progress.step - 1)
+            drawn.start()
+            bar["bar"], bar["task"] = drawn, drawn.add_task("", total=state.progress.total)
+        bar["bar"].update(
+            bar["task"], description=state.current_step or "done", completed=state.progress.done
+        )
 
     try:
         yield update
     finally:
-        if "bar" in state:
-            state["bar"].stop()
+        if "bar" in bar:
+            bar["bar"].stop()
 
 
-def _print_report(report: LoadReport) -> None:
-    verb = "replaced" if report.replaced else "loaded"
+def _print_report(report: dict[str, Any]) -> None:
+    verb = "replaced" if report["replaced"] else "loaded"
     out.print(
-        f"{report.source} -> {report.graph} ({report.kind}): {verb}, "
-        f"{report.quads:,} quads, {report.nodes:,} nodes, {report.indexed:,} indexed "
-        f"in {report.seconds:.2f}s"
+        f"{report['source']} -> {report['graph']} ({report['kind']}): {verb}, "
+        f"{report['quads']:,} quads, {report['nodes']:,} nodes, {report['indexed']:,} indexed "
+        f"in {report['seconds']:.2f}s"
     )
-    if report.nodes_by_type:
-        out.print(_counter_table("Nodes by type", "type", report.nodes_by_type.most_common()))
-    if report.relations:
-        out.print(_counter_table("Relations by label", "label", report.relations.most_common()))
-    if report.creators:
-        top = report.creators.most_common(10)
-        title = (
-            "Creators"
-            if len(report.creators) <= 10
-            else f"Creators (top 10 of {len(report.creators)})"
-        )
-        out.print(_counter_table(title, "creator", top))
-    for notice in report.notices:
+    if report["nodesByType"]:
+        out.print(_counter_table("Nodes by type", "type", list(report["nodesByType"].items())))
+    if report["relations"]:
+        out.print(_counter_table("Relations by label", "label", list(report["relations"].items())))
+    creators = list(report["creators"].items())
+    if creators:
+        title = "Creators" if len(creators) <= 10 else f"Creators (top 10 of {len(creators)})"
+        out.print(_counter_table(title, "creator", creators[:10]))
+    for notice in report["notices"]:
         out.print(f"note: {notice}")
-    for warning in report.warnings:
+    for warning in report["warnings"]:
         out.print(Text.assemble(("warning: ", "yellow"), warning))
 
 
@@ -379,11 +388,87 @@ def drop(ctx: Context, graph: str) -> None:
 def reindex(ctx: Context) -> None:
     """Rebuild the full-text index from the store."""
     with opened(ctx, read_only=False) as brain:
-        report = brain.reindex()
-        for graph, count in report.reindexed.items():
+        runner = TaskRunner(brain)
+        final = runner.start(runner.create("reindex").task_id)
+        indexed: dict[str, int] = final.results["indexed"]
+        for graph, count in indexed.items():
             out.print(f"{graph}: {count:,} nodes indexed")
-        if not report.reindexed:
+        if not indexed:
             out.print("no datasets to index")
+
+
+# ---------------------------------------------------------------------------- tasks
+@main.group(invoke_without_command=True)
+@click.pass_context
+def tasks(click_ctx: click.Context) -> None:
+    """Long-running work (loads, reindexing) and its durable state: list (the default),
+    show ID, resume ID, cancel ID."""
+    if click_ctx.invoked_subcommand is None:
+        click_ctx.invoke(tasks_list)
+
+
+@tasks.command("list")
+@click.option("--status", type=click.Choice(STATUSES), help="Only tasks with this status.")
+@click.option("--json", "as_json", is_flag=True, help="Print the task states as JSON.")
+@pass_ctx
+def tasks_list(ctx: Context, status: str | None = None, as_json: bool = False) -> None:
+    """List tasks, newest first (works while another process holds the store)."""
+    with opened(ctx, read_only=True) as brain:
+        states = TaskRunner(brain).list_tasks(status)
+        if as_json:
+            out.print_json(json.dumps([s.model_dump(mode="json") for s in states]))
+            return
+        table = Table("task", "kind", "status", "step", "progress", "created", "about")
+        for state in states:
+            table.add_row(
+                state.task_id,
+                state.kind,
+                state.status,
+                state.current_step or state.last_completed_step or "",
+                f"{state.progress.done}/{state.progress.total}",
+                state.created[:19].replace("T", " "),
+                str(state.params.get("source", "")),
+            )
+        out.print(table if states else "no tasks")
+
+
+@tasks.command("show")
+@click.argument("task_id")
+@pass_ctx
+def tasks_show(ctx: Context, task_id: str) -> None:
+    """Print one task's full state as JSON: steps, history, results, errors."""
+    with opened(ctx, read_only=True) as brain:
+        out.print_json(TaskRunner(brain).get(task_id).model_dump_json())
+
+
+@tasks.command("resume")
+@click.argument("task_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the final task state as JSON.")
+@pass_ctx
+def tasks_resume(ctx: Context, task_id: str, as_json: bool) -> None:
+    """Continue an interrupted task from its last checkpoint (an interrupted load restarts
+    its atomic write, and never writes twice)."""
+    with opened(ctx, read_only=False) as brain:
+        runner = TaskRunner(brain)
+        with _progress_bar(brain.settings.progress_min_nodes) as listener:
+            final = runner.resume(task_id, listener=listener)
+        if as_json:
+            out.print_json(final.model_dump_json())
+        elif final.kind == "ingest":
+            _print_report(_load_report(final))
+        else:
+            out.print(f"task {task_id}: {final.status}")
+
+
+@tasks.command("cancel")
+@click.argument("task_id")
+@pass_ctx
+def tasks_cancel(ctx: Context, task_id: str) -> None:
+    """Cancel a pending or interrupted task (a running one is cancelled by the process that
+    runs it, e.g. with the cancel_task tool)."""
+    with opened(ctx, read_only=False) as brain:
+        state = TaskRunner(brain).cancel(task_id)
+        out.print(f"task {task_id}: {state.status}")
 
 
 @main.command()

@@ -22,6 +22,7 @@ from labbrain.search import SearchHit, SyncReport, TextIndex
 from labbrain.settings import Settings
 from labbrain.sparql_policy import check_query, check_update, looks_like_update
 from labbrain.store import OxigraphStore, QueryResult, open_store
+from labbrain.tasks import TaskLedger, TaskState
 
 INDEX_FILE = "index.sqlite"
 
@@ -50,9 +51,12 @@ class LabBrain:
         try:
             self.index = TextIndex(self._index_path(), read_only=read_only)
             self.index_sync: SyncReport | None = None
+            #: Tasks found unfinished at open: their process is gone (see labbrain.tasks).
+            self.interrupted_tasks: list[TaskState] = []
             if not read_only:
                 ensure_ontology(self.store)
                 self.index_sync = self.index.sync(self.store)
+                self.interrupted_tasks = TaskLedger(self.store).interrupt_orphans()
         except BaseException:
             self.store.close()
             raise
@@ -82,6 +86,7 @@ class LabBrain:
         fmt: str | None = None,
         progress: Progress | None = None,
         data: bytes | None = None,
+        load_id: str | None = None,
     ) -> LoadReport:
         """Load one file (or ``-`` stdin) into its dataset graph and index it; see ingest."""
         try:
@@ -94,6 +99,7 @@ class LabBrain:
                 progress=progress,
                 data=data,
                 index_sink=self.index.replace_graph,
+                load_id=load_id,
             )
         except BaseException:
             # The index may already hold entries of the load that did not land: re-sync.

@@ -57,7 +57,7 @@ from labbrain.store import GraphPart, GraphWriter, QuadStore, RdfDocument
 
 @dataclass(frozen=True)
 class LoadProgress:
-    """Where a load is: step ``step`` of ``steps`` (1-based), named ``name``.
+    """A load is entering step ``step`` of ``steps`` (1-based), named ``name``.
 
     ``entries`` is the number of ``@graph`` entries of the input (0 until it is parsed), which
     lets a front end decide whether the load is big enough to show a progress bar.
@@ -69,8 +69,12 @@ class LoadProgress:
     entries: int
 
 
+#: Told of each step as the load enters it; raising there aborts the load (nothing is kept).
 Progress = Callable[[LoadProgress], None]
-STEPS = ("read", "parse", "write", "derive", "commit")
+#: The steps of a load, in order: read the bytes; read the JSON and repair its context; turn
+#: it into RDF (the native engine streams this into the write); the bulk write; the derived
+#: triples and text index, written beside it; recording the load (and indexing plain RDF).
+STEPS = ("read", "repair_context", "parse", "write", "derive", "index")
 
 FORMATS: dict[str, RdfFormat | None] = {
     "jsonld": None,
@@ -387,10 +391,13 @@ def load_source(
     progress: Progress | None = None,
     data: bytes | None = None,
     index_sink: IndexSink | None = None,
+    load_id: str | None = None,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
 
-    All or nothing: on any error the store is unchanged. For a discourse-graph export the
+    All or nothing: on any error (also one raised by ``progress``) the store is unchanged.
+    ``load_id`` names the load in its record (default: a fresh one), so that a caller that
+    retries can tell whether an earlier attempt was committed. For a discourse-graph export the
     analysis (checks, counts, derived triples) and ``index_sink`` run in a worker thread while
     the bulk of the export is written; an error found there still rolls the write back, and
     index entries written by then are stale (the caller re-syncs the index). ``indexed`` in
@@ -406,14 +413,26 @@ def load_source(
     step("read")
     fmt_name = detect_format(source, fmt)
     raw = data if data is not None else read_source(source, settings)
+    step("repair_context")
     prepared = prepare(raw, source, fmt_name, settings)
     entries = prepared.entries
+    load_id = load_id or uuid.uuid4().hex
+    write = functools.partial(
+        _load_prepared,
+        store,
+        source,
+        settings,
+        raw,
+        graph=graph,
+        step=step,
+        index_sink=index_sink,
+        load_id=load_id,
+    )
     try:
-        report = _load_prepared(store, source, settings, raw, prepared, graph, step, index_sink)
+        report = write(prepared)
     except jsonld.DeferredMemberNotLast:
         # Rolled back already; an unusual member order: read the file the thorough way.
-        prepared = prepare(raw, source, fmt_name, settings, fast=False)
-        report = _load_prepared(store, source, settings, raw, prepared, graph, step, index_sink)
+        report = write(prepare(raw, source, fmt_name, settings, fast=False))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -424,15 +443,16 @@ def _load_prepared(
     settings: Settings,
     raw: bytes,
     prepared: Prepared,
+    *,
     graph: str | None,
     step: Callable[[str], None],
     index_sink: IndexSink | None,
+    load_id: str,
 ) -> LoadReport:
     """Write a prepared input into its dataset graph (see load_source)."""
     step("parse")
     target = target_graph(graph, prepared.slug_hint)
     replaced = store.has_graph(target)
-    load_id = uuid.uuid4().hex
     digest = hashlib.sha256(raw).hexdigest()
     outcome: list[_Analysed] = []
     written = [0]
@@ -441,6 +461,7 @@ def _load_prepared(
         step("write")
         if prepared.export is None:
             writer.write(prepared.first)
+            step("derive")  # plain RDF has nothing to derive
             return
         sink = None
         if index_sink is not None:
@@ -449,13 +470,13 @@ def _load_prepared(
             future = pool.submit(_analyse, prepared, source, settings, writer, sink)
             try:
                 writer.write(prepared.first)
-            finally:
                 step("derive")
+            finally:
                 # Always wait for the worker: nothing may write once the fill returns.
                 outcome.append(future.result())
 
     def record(committing: QuadStore) -> None:
-        step("commit")
+        step("index")
         written[0] = committing.count(target)
         nodes = len(outcome[0].analysis.nodes) if outcome else 0
         subject = NamedNode(target)

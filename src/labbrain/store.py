@@ -232,6 +232,23 @@ class _WriterLock:
         self.release()
         return True
 
+    def holder_alive(self) -> bool:
+        """True when the pid last written to the lock file names a running process (a cheap
+        check that never takes the lock, for display only)."""
+        try:
+            pid = int(self.path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return False
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
     def release(self) -> None:
         """Release the lock if held."""
         if self._fd is not None:
@@ -323,6 +340,12 @@ class OxigraphStore:
                 # A live writer is mid-way through a bulk write: read the state before it.
                 return _open_snapshot(journal_backup)
         return _open_snapshot(directory / DB_DIR)
+
+    def writer_alive(self) -> bool:
+        """True when some process (this one included) holds the store for writing."""
+        if not self.read_only or self._dir is None:
+            return True
+        return _WriterLock(self._dir).holder_alive()
 
     def close(self) -> None:
         """Release the pyoxigraph store and the writer lock. The object is unusable after."""
