@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from pyoxigraph import CanonicalizationAlgorithm, Dataset, NamedNode, Quad
+from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, NamedNode, Quad
 
 from labbrain.core import LabBrain
+from labbrain.namespaces import TASKS_GRAPH
 
 _FIXED = NamedNode("urn:test:graph")
 
@@ -40,3 +42,21 @@ def count(brain: LabBrain, sparql_where: str) -> int:
     """COUNT(*) of a WHERE pattern (over all graphs)."""
     rows = select(brain, f"SELECT (COUNT(*) AS ?n) WHERE {{ {sparql_where} }}")
     return int(rows[0]["n"])
+
+
+def fingerprint(brain: LabBrain) -> dict[str, tuple[int, str]]:
+    """Per graph but the task ledger: quad count and a digest of its quads with blank-node
+    labels blanked out (cheap enough for big graphs, unlike canonicalisation)."""
+    prints = {}
+    for graph in brain.store.graphs():
+        if graph == TASKS_GRAPH:  # the ledger records the tasks themselves
+            continue
+        lines = sorted(
+            " ".join(
+                "_:b" if isinstance(t, BlankNode) else str(t)
+                for t in (q.subject, q.predicate, q.object)
+            )
+            for q in brain.store.quads(graph)
+        )
+        prints[graph] = (len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest())
+    return prints

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -11,13 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from pyoxigraph import BlankNode
 
 from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
 from generate import write_export
-from helpers import canonical
+from helpers import canonical, fingerprint
 from labbrain.core import LabBrain
-from labbrain.namespaces import TASKS_GRAPH
 from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
@@ -30,23 +27,6 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("exports") / "dg-20000.jsonld"
     write_export(path, 20_000, seed=7)
     return path
-
-
-def _fingerprint(brain: LabBrain) -> dict[str, tuple[int, str]]:
-    """Per graph: quad count and a digest of its quads with blank-node labels blanked out."""
-    prints = {}
-    for graph in brain.store.graphs():
-        if graph == TASKS_GRAPH:  # the ledger records the killed load's task
-            continue
-        lines = sorted(
-            " ".join(
-                "_:b" if isinstance(t, BlankNode) else str(t)
-                for t in (q.subject, q.predicate, q.object)
-            )
-            for q in brain.store.quads(graph)
-        )
-        prints[graph] = (len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest())
-    return prints
 
 
 def _load_and_kill(store: Path, export: Path, delay: float) -> None:
@@ -78,12 +58,12 @@ def test_kill_during_first_load(tmp_path: Path, big_export: Path, delay: float) 
     store = tmp_path / "store"
     with LabBrain(settings_for(store)) as brain:
         brain.load(str(SAMPLE))
-        before = _fingerprint(brain)
+        before = fingerprint(brain)
         sample = canonical(brain, SAMPLE_GRAPH)
     _load_and_kill(store, big_export, delay)
     with LabBrain(settings_for(store)) as brain:
         assert brain.store.recovered
-        assert _fingerprint(brain) == before
+        assert fingerprint(brain) == before
         assert canonical(brain, SAMPLE_GRAPH) == sample
         assert BIG_GRAPH not in brain.store.graphs()
         assert brain.index.count(BIG_GRAPH) == 0  # entries the killed load indexed are gone
@@ -96,11 +76,11 @@ def test_kill_during_reload_keeps_the_previous_version(tmp_path: Path, big_expor
     store = tmp_path / "store"
     with LabBrain(settings_for(store)) as brain:
         first = brain.load(str(big_export))
-        before = _fingerprint(brain)
+        before = fingerprint(brain)
         hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5)]
     _load_and_kill(store, big_export, 0.8)
     with LabBrain(settings_for(store)) as brain:
-        assert _fingerprint(brain) == before
+        assert fingerprint(brain) == before
         assert brain.store.count(BIG_GRAPH) == first.quads
         assert [d["loadId"] for d in brain.datasets()] == [first.load_id]
         assert brain.index.count(BIG_GRAPH) == 20_000

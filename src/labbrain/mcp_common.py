@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
@@ -26,7 +26,9 @@ from labbrain.errors import LabbrainError
 from labbrain.graph import DiscourseGraph
 
 Model = TypeVar("Model", bound=BaseModel)
-ToolFn = TypeVar("ToolFn", bound=Callable[..., CallToolResult])
+ToolFn = TypeVar(
+    "ToolFn", bound=Callable[..., CallToolResult] | Callable[..., Awaitable[CallToolResult]]
+)
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False

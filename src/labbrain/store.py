@@ -232,22 +232,23 @@ class _WriterLock:
         self.release()
         return True
 
-    def holder_alive(self) -> bool:
-        """True when the pid last written to the lock file names a running process (a cheap
-        check that never takes the lock, for display only)."""
+    def held(self) -> bool:
+        """True when some process (this one included) holds the lock now.
+
+        Probes with a shared lock, taken and dropped at once; a writer starting in that
+        instant could see the store as locked, so this is for display, not for control.
+        """
         try:
-            pid = int(self.path.read_text().strip() or 0)
-        except (OSError, ValueError):
-            return False
-        if pid <= 0:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
             return False
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
             return True
-        return True
+        finally:
+            os.close(fd)  # closing drops the probe lock
+        return False
 
     def release(self) -> None:
         """Release the lock if held."""
@@ -345,7 +346,7 @@ class OxigraphStore:
         """True when some process (this one included) holds the store for writing."""
         if not self.read_only or self._dir is None:
             return True
-        return _WriterLock(self._dir).holder_alive()
+        return _WriterLock(self._dir).held()
 
     def close(self) -> None:
         """Release the pyoxigraph store and the writer lock. The object is unusable after."""
