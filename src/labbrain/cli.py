@@ -427,7 +427,7 @@ def tasks_list(ctx: Context, status: str | None = None, as_json: bool = False) -
                 state.current_step or state.last_completed_step or "",
                 f"{state.progress.done}/{state.progress.total}",
                 state.created[:19].replace("T", " "),
-                str(state.params.get("source", "")),
+                str(state.params.get("label") or state.params.get("source") or ""),
             )
         out.print(table if states else "no tasks")
 
