@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, NamedNode, Quad
 
 from labbrain.core import LabBrain
 from labbrain.namespaces import TASKS_GRAPH
+from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
+
+ROOT = Path(__file__).resolve().parents[1]
 
 _FIXED = NamedNode("urn:test:graph")
 
@@ -60,3 +69,27 @@ def fingerprint(brain: LabBrain) -> dict[str, tuple[int, str]]:
         )
         prints[graph] = (len(lines), hashlib.sha256("\n".join(lines).encode()).hexdigest())
     return prints
+
+
+def load_and_kill(store: Path, export: Path, delay: float) -> None:
+    """Start `labbrain load` in a child process and SIGKILL it ``delay`` s into its bulk write."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "labbrain", "--store", str(store), "load", str(export)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    marker = store / JOURNAL_DIR / JOURNAL_MARKER
+    deadline = time.monotonic() + 120
+    try:
+        while not marker.exists():
+            assert child.poll() is None, "the load ended before its bulk write started"
+            assert time.monotonic() < deadline, "the bulk write never started"
+            time.sleep(0.005)
+        time.sleep(delay)
+        assert child.poll() is None, "the load finished before it could be killed"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    assert marker.exists(), "the kill left the journal of the interrupted write"

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from generate import write_export
-from helpers import canonical, fingerprint
+from helpers import canonical, fingerprint, load_and_kill
 from labbrain.core import LabBrain
-from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
+from labbrain.store import JOURNAL_DIR
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
@@ -29,30 +24,6 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _load_and_kill(store: Path, export: Path, delay: float) -> None:
-    """Start `labbrain load` in a child process and SIGKILL it ``delay`` s into its bulk write."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "labbrain", "--store", str(store), "load", str(export)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    marker = store / JOURNAL_DIR / JOURNAL_MARKER
-    deadline = time.monotonic() + 120
-    try:
-        while not marker.exists():
-            assert child.poll() is None, "the load ended before its bulk write started"
-            assert time.monotonic() < deadline, "the bulk write never started"
-            time.sleep(0.005)
-        time.sleep(delay)
-        assert child.poll() is None, "the load finished before it could be killed"
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=60)
-    assert child.returncode == -signal.SIGKILL
-    assert marker.exists(), "the kill left the journal of the interrupted write"
-
-
 @pytest.mark.parametrize("delay", [0.0, 0.4, 1.2])
 def test_kill_during_first_load(tmp_path: Path, big_export: Path, delay: float) -> None:
     store = tmp_path / "store"
@@ -60,7 +31,7 @@ def test_kill_during_first_load(tmp_path: Path, big_export: Path, delay: float) 
         brain.load(str(SAMPLE))
         before = fingerprint(brain)
         sample = canonical(brain, SAMPLE_GRAPH)
-    _load_and_kill(store, big_export, delay)
+    load_and_kill(store, big_export, delay)
     with LabBrain(settings_for(store)) as brain:
         assert brain.store.recovered
         assert fingerprint(brain) == before
@@ -78,7 +49,7 @@ def test_kill_during_reload_keeps_the_previous_version(tmp_path: Path, big_expor
         first = brain.load(str(big_export))
         before = fingerprint(brain)
         hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5)]
-    _load_and_kill(store, big_export, 0.8)
+    load_and_kill(store, big_export, 0.8)
     with LabBrain(settings_for(store)) as brain:
         assert fingerprint(brain) == before
         assert brain.store.count(BIG_GRAPH) == first.quads

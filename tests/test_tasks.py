@@ -7,7 +7,6 @@ import asyncio
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from mcp import Client
 
 from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
 from generate import write_export
-from helpers import fingerprint, select
+from helpers import fingerprint, load_and_kill, select
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, InvalidTransition, ItemNotFound, TaskCancelled
 from labbrain.mcp_server import build_server
@@ -487,22 +486,7 @@ def test_kill_mid_load_then_resume_gives_the_uninterrupted_dataset(
     tmp_path: Path, export_20k: Path, reference_20k: Any
 ) -> None:
     store = tmp_path / "store"
-    child = subprocess.Popen(
-        [sys.executable, "-m", "labbrain", "--store", str(store), "load", str(export_20k)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    marker = store / JOURNAL_DIR / JOURNAL_MARKER
-    deadline = time.monotonic() + 120
-    try:
-        while not marker.exists():
-            assert child.poll() is None and time.monotonic() < deadline
-            time.sleep(0.005)
-        time.sleep(0.5)
-    finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=60)
+    load_and_kill(store, export_20k, 0.5)
     listed = json.loads(_cli(store, "tasks", "list", "--json").stdout)
     [task] = listed
     assert task["status"] == "interrupted"
