@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -61,7 +62,8 @@ def text(value: str) -> Literal:
 
 def number(value: float) -> Literal:
     """An ``xsd:decimal`` literal (for strengths and confidences in 0..1)."""
-    return Literal(repr(float(value)), datatype=NamedNode(XSD + "decimal"))
+    # Positional notation always: repr() may give 1e-05, which is not an xsd:decimal.
+    return Literal(format(Decimal(repr(float(value))), "f"), datatype=NamedNode(XSD + "decimal"))
 
 
 def integer(value: int) -> Literal:

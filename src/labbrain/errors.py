@@ -24,6 +24,7 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     ├── GraphNotFound(graph)
     ├── NodeNotFound(uid) / DatasetNotFound(name)
     ├── ItemNotFound(kind, ident, hint)    a project, memory, proposition, task ... is unknown
+    ├── NoDomainSelected(missing)          a memory tool before create_domain / select_domain
     ├── InvalidArgument(name, reason)
     │   └── PathNotAllowed(path, reason)   a file outside the directories the user allowed
     ├── TaskError
@@ -220,6 +221,24 @@ class ItemNotFound(LabbrainError):
         self.ident = ident
         self.hint = hint
         super().__init__(f"no {kind} {ident!r}; {hint}")
+
+
+class NoDomainSelected(LabbrainError):
+    """A memory tool was called while no memory domain is active (or the active one is gone)."""
+
+    exit_code = 2
+
+    def __init__(self, missing: str | None = None) -> None:
+        self.missing = missing
+        why = (
+            f"the active memory domain {missing!r} no longer exists"
+            if missing
+            else "no memory domain is selected"
+        )
+        super().__init__(
+            f"{why}; call create_domain to make one or select_domain to pick one "
+            "(list_domains lists them)"
+        )
 
 
 class PathNotAllowed(InvalidArgument):

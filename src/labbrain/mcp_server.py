@@ -23,8 +23,9 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, ImageContent
 from pydantic import Field
 
-from labbrain import __version__
+from labbrain import __version__, mcp_brain, mcp_claims, mcp_memory, mcp_tasks
 from labbrain.agent import AgentWriter
+from labbrain.brain import ProjectMemory
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, LabbrainError, NodeNotFound, StoreError
 from labbrain.graph import DiscourseGraph
@@ -76,7 +77,8 @@ DirectionArg = Annotated[
 
 
 def build_server(brain: LabBrain) -> MCPServer:
-    """The MCP server over an opened store. It never writes the store."""
+    """The MCP server over an opened store. The discourse-graph tools only read; the agent-side
+    groups write their own graphs (never a dataset graph) and run tasks."""
     graph = DiscourseGraph(brain)
     settings = brain.settings
     server = MCPServer(
@@ -87,6 +89,7 @@ def build_server(brain: LabBrain) -> MCPServer:
     )
 
     context = ToolContext(brain, graph, AgentWriter(brain.store, agent=settings.agent_name))
+    projects = ProjectMemory(brain, graph, context.writer)  # get_node records visits
 
     def read_tool(title: str) -> Callable[[ToolFn], ToolFn]:
         return tool(server, title)
@@ -131,8 +134,9 @@ def build_server(brain: LabBrain) -> MCPServer:
         references), each with its own attribution.
 
         Use after search_nodes. Next: get_claim_status for a claim, get_node_neighborhood to
-        look further, get_node_images for figures."""
-        return call(lambda: graph.get_node(uid, dataset))
+        look further, get_node_images for figures. While a project is active (see
+        set_active_project), the read is recorded as a visit in it."""
+        return call(lambda: projects.note_read(graph.get_node(uid, dataset)))
 
     @read_tool("Get linked nodes")
     def get_linked_nodes(
@@ -390,7 +394,8 @@ def build_server(brain: LabBrain) -> MCPServer:
 
 def register_agent_tools(server: MCPServer, context: ToolContext) -> None:
     """Register the agent-side tool groups: tasks, projects, memory domains, propositions."""
-    del server, context  # the groups register themselves below as they are added
+    for group in (mcp_tasks, mcp_brain, mcp_memory, mcp_claims):
+        group.register(server, context)
 
 
 def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:

@@ -86,7 +86,35 @@ class Settings(BaseSettings):
         description="Allow image hosts that resolve to private, loopback or link-local "
         "addresses (for an intranet image server; off against SSRF).",
     )
+    memory_traverse_max_nodes: int = Field(
+        default=200,
+        gt=0,
+        description="Most nodes one traverse_memories answer holds (it stops there, with a note).",
+    )
+    brain_exploration_visits: int = Field(
+        default=3,
+        ge=1,
+        description="Visits from which suggest_next_steps sees a project as exploring (it "
+        "suggests synthesising what was read); below, at cold start (it suggests searches).",
+    )
+    brain_convergence_findings: int = Field(
+        default=5,
+        ge=1,
+        description="Findings from which suggest_next_steps sees a project as converging (it "
+        "suggests claims to formulate, open questions, contradictions to check).",
+    )
 
+    load_dirs: list[Path] = Field(
+        default_factory=list,
+        description="Directories the load_dataset tool may read files from (JSON list; "
+        "symlinks resolved). Empty: assistants cannot load files.",
+    )
+    task_wait_max_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest an MCP tool call may wait for a task (waitSeconds) before "
+        "returning its state.",
+    )
     agent_name: str = Field(
         default="assistant",
         description="Who agent writes are attributed to (prov:wasAttributedTo "
