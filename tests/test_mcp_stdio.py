@@ -174,3 +174,57 @@ def test_busy_store_cannot_take_a_new_data_path(tmp_path: Path) -> None:
         assert "serving a read-only snapshot" in result.stderr
         assert "is not loaded yet and another labbrain process holds the store" in result.stderr
         assert [d["nodes"] for d in writer.datasets()] == [150]
+
+
+def test_agent_memory_and_tasks_survive_a_server_restart(tmp_path: Path) -> None:
+    """Over real stdio, in two server processes one after the other: a load as a task, a
+    project with a visit and a finding, a memory; the second process replays the keyed writes
+    (same answers, nothing written) and finds everything the first one wrote."""
+    store = tmp_path / "store"
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / "sample.jsonld").write_bytes(SAMPLE.read_bytes())
+    env = {"LABBRAIN_LOAD_DIRS": json.dumps([str(exports)])}
+    params = StdioServerParameters(command=LABBRAIN, args=["--store", str(store), "mcp"], env=env)
+    finding = {
+        "content": "Tension raises filament number.",
+        "sourceUid": "D6SNboBqO",
+        "idempotencyKey": "f-1",
+    }
+    memory = {
+        "content": "Cytosim needs no tension sensor.",
+        "tags": ["cytosim"],
+        "idempotencyKey": "m-1",
+    }
+    _, load, project, node, logged, domain, stored = _session(
+        params,
+        [
+            ("load_dataset", {"path": "sample.jsonld", "waitSeconds": 60}),
+            ("create_project", {"name": "Membrane tension", "description": "tension and actin"}),
+            ("get_node", {"uid": "D6SNboBqO"}),
+            ("log_finding", finding),
+            ("create_domain", {"id": "actin-models", "name": "Actin models"}),
+            ("store_memory", memory),
+        ],
+    )
+    for result in (load, project, node, logged, domain, stored):
+        assert not result.is_error, result.content[0].text
+    assert load.structured_content["status"] == "completed"
+    assert load.structured_content["results"]["nodes"] == 150
+    _, again_finding, again_memory, context, tasks = _session(
+        params,
+        [
+            ("log_finding", finding),
+            ("store_memory", memory),
+            ("get_project_context", {}),
+            ("list_tasks", {}),
+        ],
+    )
+    assert again_finding.structured_content == logged.structured_content
+    assert again_memory.structured_content == stored.structured_content
+    summary = context.structured_content["project"]
+    assert (summary["findings"], summary["visits"]) == (1, 1)
+    assert tasks.structured_content["total"] == 1
+    with LabBrain(settings_for(store), read_only=True) as brain:
+        rows = brain.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s a lb:MemoryNode } }")
+        assert [int(row["n"].value) for row in rows] == [1]  # type: ignore[union-attr]
