@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import socket
+import subprocess
 import sys
-from collections.abc import Iterator
+import sysconfig
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -57,9 +65,10 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 @pytest.fixture
-def memory_brain() -> Iterator[LabBrain]:
-    """An empty in-memory store."""
-    with LabBrain(settings_for(":memory:")) as brain:
+def memory_brain(make_settings: MakeSettings) -> Iterator[LabBrain]:
+    """An empty store: in memory, or a fresh remote store when the test module runs on both
+    backends (see ``backend``)."""
+    with LabBrain(make_settings()) as brain:
         yield brain
 
 
@@ -77,8 +86,168 @@ def disk_brain(store_dir: Path) -> Iterator[LabBrain]:
 
 
 @pytest.fixture
-def sample_brain() -> Iterator[LabBrain]:
-    """An in-memory store with the sample export loaded."""
-    with LabBrain(settings_for(":memory:")) as brain:
+def sample_brain(make_settings: MakeSettings) -> Iterator[LabBrain]:
+    """A store with the sample export loaded: in memory, or a fresh remote store when the
+    test module runs on both backends (see ``backend``)."""
+    with LabBrain(make_settings()) as brain:
         brain.load(str(SAMPLE))
         yield brain
+
+
+# ---------------------------------------------------------------------------- remote stores
+#: The two backends a test module can run on: the embedded store and a remote SPARQL store
+#: (a real Oxigraph server started for the test).
+BACKENDS = ["embedded", "remote"]
+OXIGRAPH = Path(sysconfig.get_path("scripts")) / "oxigraph"
+
+
+@dataclass
+class OxigraphServer:
+    """A running Oxigraph server (``oxigraph serve``) on 127.0.0.1."""
+
+    process: subprocess.Popen[bytes]
+    base: str
+
+    @property
+    def query(self) -> str:
+        return self.base + "/query"
+
+    @property
+    def update(self) -> str:
+        return self.base + "/update"
+
+    @property
+    def store(self) -> str:
+        return self.base + "/store"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
+@contextmanager
+def oxigraph_server(
+    directory: Path, *options: str, command: str = "serve"
+) -> Iterator[OxigraphServer]:
+    """Start ``oxigraph serve --location DIRECTORY --bind 127.0.0.1:PORT OPTIONS`` (or another
+    ``command``, e.g. ``serve-read-only``) on a free port, wait until it answers a query, and
+    stop it at the end."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for _attempt in range(5):
+        port = _free_port()
+        process = subprocess.Popen(
+            [
+                str(OXIGRAPH),
+                command,
+                "--location",
+                str(directory),
+                "--bind",
+                f"127.0.0.1:{port}",
+                *options,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while process.poll() is None and not _answers(base):
+            assert time.monotonic() < deadline, "the Oxigraph server did not start"
+            time.sleep(0.01)
+        if process.poll() is None:
+            break  # answering; else the port was taken meanwhile: try another
+    else:
+        raise AssertionError("the Oxigraph server did not start (5 attempts)")
+    try:
+        yield OxigraphServer(process, base)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def remote_settings(server: OxigraphServer, **overrides: object) -> Settings:
+    """Settings for a remote store on ``server`` (queries, updates and Graph Store Protocol),
+    checking the endpoint's load records before every index read."""
+    values: dict[str, object] = {
+        "endpoint": server.query,
+        "gsp_endpoint": server.store,
+        "endpoint_index_refresh_seconds": 0,
+        **overrides,
+    }
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+MakeSettings = Callable[..., Settings]
+
+
+@pytest.fixture
+def oxigraph(tmp_path: Path) -> Iterator[OxigraphServer]:
+    """A fresh Oxigraph server with an empty store, stopped after the test."""
+    with oxigraph_server(tmp_path / "oxigraph") as server:
+        yield server
+
+
+@pytest.fixture
+def backend() -> str:
+    """The backend of the stores the shared fixtures open: "embedded" here; a test module
+    that runs on both overrides this fixture with ``params=BACKENDS``."""
+    return "embedded"
+
+
+@pytest.fixture
+def make_settings(backend: str, tmp_path: Path) -> Iterator[MakeSettings]:
+    """Settings for a new, empty store of the test's backend, with overrides: in memory
+    (embedded), or on an Oxigraph server started for it (remote; stopped after the test)."""
+    with ExitStack() as servers:
+        started = itertools.count()
+
+        def make(**overrides: object) -> Settings:
+            if backend == "embedded":
+                return settings_for(":memory:", **overrides)
+            directory = tmp_path / f"oxigraph-{next(started)}"
+            return remote_settings(servers.enter_context(oxigraph_server(directory)), **overrides)
+
+        yield make
+
+
+#: Where a command-line test works: a store directory (embedded) or an Oxigraph server.
+Target = Path | OxigraphServer
+
+
+def cli_args(target: Target | str) -> list[str]:
+    """The global ``labbrain`` options that select ``target``."""
+    if isinstance(target, OxigraphServer):
+        return ["--endpoint", target.query, "--gsp-endpoint", target.store]
+    return ["--store", str(target)]
+
+
+def settings_of(target: Target, **overrides: object) -> Settings:
+    """Settings for the store at ``target`` (see settings_for and remote_settings)."""
+    if isinstance(target, OxigraphServer):
+        return remote_settings(target, **overrides)
+    return settings_for(target, **overrides)
+
+
+@pytest.fixture
+def store_target(backend: str, store_dir: Path, tmp_path: Path) -> Iterator[Target]:
+    """Where the test's store lives: ``store_dir`` (embedded, not created yet) or a fresh
+    Oxigraph server (remote, stopped after the test)."""
+    if backend == "embedded":
+        yield store_dir
+        return
+    with oxigraph_server(tmp_path / "oxigraph-target") as server:
+        yield server

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, MakeSettings, settings_for
 from helpers import count, select
 from labbrain.core import LabBrain
 from labbrain.mcp_server import build_server
@@ -113,6 +113,13 @@ class Tools:
         assert is_error, text
         assert "Traceback" not in text and "/tmp" not in text
         return text
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test here that uses a shared store fixture runs on the embedded store and on a
+    remote Oxigraph server."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -528,8 +535,8 @@ def test_next_steps_when_converging_formulate_close_and_check(project: Tools) ->
     assert proposition["proposition"]["content"] == "What eOH6CyD9K shows."
 
 
-def test_stage_thresholds_come_from_the_settings() -> None:
-    with LabBrain(settings_for(":memory:", brain_exploration_visits=1)) as brain:
+def test_stage_thresholds_come_from_the_settings(make_settings: MakeSettings) -> None:
+    with LabBrain(make_settings(brain_exploration_visits=1)) as brain:
         brain.load(str(SAMPLE))
         tools = Tools(brain)
         tools.ok("create_project", name="Tiny", description="Myosin anchoring")

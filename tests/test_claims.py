@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import canonical, count, select
 from labbrain.agent import AgentWriter
 from labbrain.claims import CLAIMS_GRAPH, Propositions, decode_cursor, encode_cursor, xsd_time
@@ -159,6 +159,13 @@ class Tools:
 
     def connect(self, a: str, b: str, relation: str, **extra: Any) -> Json:
         return self.ok("connect_propositions", {"a": a, "b": b, "relation": relation, **extra})
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test here that uses a shared store fixture runs on the embedded store and on a
+    remote Oxigraph server."""
+    return str(request.param)
 
 
 @pytest.fixture

@@ -17,10 +17,21 @@ import pytest
 from click.testing import CliRunner, Result
 from pyoxigraph import RdfFormat, parse
 
-from conftest import SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, SAMPLE_TYPES, settings_for
+from conftest import (
+    BACKENDS,
+    SAMPLE,
+    SAMPLE_DCT,
+    SAMPLE_GRAPH,
+    SAMPLE_TYPES,
+    OxigraphServer,
+    Target,
+    cli_args,
+    settings_for,
+)
 from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
+from labbrain.remote import index_directory
 
 SAMPLE_CREATORS = {
     "Rebecca Lee": 40,
@@ -49,6 +60,13 @@ TYPE_COUNTS = (
 
 
 # ---------------------------------------------------------------------------- helpers
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Tests on ``store_target`` (and ``loaded``) run on a store directory and on a remote
+    Oxigraph server; tests about store directories use ``store_dir`` / ``loaded_dir``."""
+    return str(request.param)
+
+
 @pytest.fixture(autouse=True)
 def _wide_consoles(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables and messages laid out the same on every machine (no terminal-size guessing)."""
@@ -57,15 +75,13 @@ def _wide_consoles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def invoke(
-    store: Path | str,
+    store: Target | str,
     *args: str,
     env: Mapping[str, str] | None = None,
     input: str | bytes | None = None,
 ) -> Result:
-    """Run ``labbrain --store STORE ARGS...`` in-process."""
-    return CliRunner().invoke(
-        main, ["--store", str(store), *args], env=dict(env or {}), input=input
-    )
+    """Run ``labbrain --store STORE ARGS...`` (or ``--endpoint ...`` for a server) in-process."""
+    return CliRunner().invoke(main, [*cli_args(store), *args], env=dict(env or {}), input=input)
 
 
 def plain(text: str) -> str:
@@ -147,34 +163,60 @@ def snapshot(store: Path | str) -> tuple[list[list[str]], list[dict[str, Any]], 
 
 
 @pytest.fixture
-def loaded(store_dir: Path) -> Path:
+def loaded(store_target: Target) -> Target:
+    """A store (a directory, or a remote one) with the sample export loaded through the CLI."""
+    ok(invoke(store_target, "load", str(SAMPLE)))
+    return store_target
+
+
+@pytest.fixture
+def loaded_dir(store_dir: Path) -> Path:
     """An on-disk store with the sample export loaded through the CLI."""
     ok(invoke(store_dir, "load", str(SAMPLE)))
     return store_dir
 
 
+def location_line(target: Target) -> str:
+    """The first line ``labbrain info`` prints for ``target``."""
+    if isinstance(target, OxigraphServer):
+        return f"endpoint: {target.query}"
+    return f"store: {target}"
+
+
+def index_file(target: Target) -> Path:
+    """The text index file of the store at ``target``."""
+    if isinstance(target, OxigraphServer):
+        return index_directory(target.query) / "index.sqlite"
+    return target / "index.sqlite"
+
+
 @pytest.fixture
 def network_attempts(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Record (and refuse) every attempt to resolve a host name or open a connection."""
+    """Record (and refuse) every attempt to resolve a host name or open a connection, except
+    to 127.0.0.1 (where a remote-store test's own Oxigraph server listens)."""
     attempts: list[object] = []
 
-    def refuse(name: str) -> Callable[..., Any]:
+    def refuse(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
         def guard(*args: object, **kwargs: object) -> Any:
+            address = args[1] if name.startswith("connect") else args[0]
+            host = address[0] if isinstance(address, tuple) else address
+            if host == "127.0.0.1":
+                return original(*args, **kwargs)
             attempts.append((name, args))
             raise OSError(f"network access attempted in a test: {name}{args!r}")
 
         return guard
 
-    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
-    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
-    monkeypatch.setattr(socket.socket, "connect", refuse("connect"))
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse("connect_ex"))
+    for name in ("getaddrinfo", "create_connection"):
+        monkeypatch.setattr(socket, name, refuse(name, getattr(socket, name)))
+    for name in ("connect", "connect_ex"):
+        monkeypatch.setattr(socket.socket, name, refuse(name, getattr(socket.socket, name)))
     return attempts
 
 
 # ---------------------------------------------------------------------------- load
-def test_load_prints_summary_counts_and_warnings(store_dir: Path) -> None:
-    out = ok(invoke(store_dir, "load", str(SAMPLE)))
+def test_load_prints_summary_counts_and_warnings(store_target: Target) -> None:
+    out = ok(invoke(store_target, "load", str(SAMPLE)))
     summary = out.splitlines()[0]
     assert summary.startswith(f"{SAMPLE} -> {SAMPLE_GRAPH} (discourse-graph export")
     assert ": loaded, " in summary
@@ -190,8 +232,8 @@ def test_load_prints_summary_counts_and_warnings(store_dir: Path) -> None:
     assert any("3 node(s) have no creator" in w for w in warnings)
 
 
-def test_load_json_report(store_dir: Path) -> None:
-    [report] = load_json(store_dir, SAMPLE)
+def test_load_json_report(store_target: Target) -> None:
+    [report] = load_json(store_target, SAMPLE)
     assert report["graph"] == SAMPLE_GRAPH
     assert report["source"] == str(SAMPLE)
     assert report["nodes"] == 150
@@ -200,11 +242,11 @@ def test_load_json_report(store_dir: Path) -> None:
     assert report["indexed"] == 150
     assert report["replaced"] is False
     assert len(report["warnings"]) == 3
-    sizes = {g["graph"]: g["triples"] for g in graph_sizes(store_dir)}
+    sizes = {g["graph"]: g["triples"] for g in graph_sizes(store_target)}
     assert report["quads"] == sizes[SAMPLE_GRAPH] > 0
 
 
-def test_loading_twice_replaces_the_graph(loaded: Path) -> None:
+def test_loading_twice_replaces_the_graph(loaded: Target) -> None:
     before = data_sizes(loaded)
     out = ok(invoke(loaded, "load", str(SAMPLE)))
     assert f"{SAMPLE} -> {SAMPLE_GRAPH} " in out
@@ -215,36 +257,36 @@ def test_loading_twice_replaces_the_graph(loaded: Path) -> None:
     assert data_sizes(loaded) == before
 
 
-def test_load_several_files_at_once(store_dir: Path) -> None:
-    reports = load_json(store_dir, SAMPLE, SAMPLE_DCT)
+def test_load_several_files_at_once(store_target: Target) -> None:
+    reports = load_json(store_target, SAMPLE, SAMPLE_DCT)
     assert [r["graph"] for r in reports] == [SAMPLE_GRAPH, "urn:labbrain:dataset:dct-sample"]
     assert [r["nodes"] for r in reports] == [150, 8]
-    graphs = [row[0] for row in table_rows(ok(invoke(store_dir, "graphs")))]
+    graphs = [row[0] for row in table_rows(ok(invoke(store_target, "graphs")))]
     assert SAMPLE_GRAPH in graphs
     assert "urn:labbrain:dataset:dct-sample" in graphs
 
 
-def test_load_graph_option_names_the_dataset(store_dir: Path) -> None:
-    [report] = load_json(store_dir, "--graph", "My Lab", SAMPLE)
+def test_load_graph_option_names_the_dataset(store_target: Target) -> None:
+    [report] = load_json(store_target, "--graph", "My Lab", SAMPLE)
     assert report["graph"] == "urn:labbrain:dataset:my-lab"
     assert report["nodes"] == 150
 
 
-def test_load_graph_option_refuses_reserved_graphs(loaded: Path) -> None:
+def test_load_graph_option_refuses_reserved_graphs(loaded: Target) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "load", "--graph", "urn:labbrain:system", str(SAMPLE_DCT))
     one_line_error(result, 2, "--graph urn:labbrain:system", "give a slug")
     assert snapshot(loaded) == before
 
 
-def test_load_graph_option_takes_one_file(loaded: Path) -> None:
+def test_load_graph_option_takes_one_file(loaded: Target) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "load", "--graph", "x", str(SAMPLE), str(SAMPLE_DCT))
     one_line_error(result, 2, "one file at a time")
     assert snapshot(loaded) == before
 
 
-def test_strict_load_refusal_leaves_a_disk_store_unchanged(loaded: Path) -> None:
+def test_strict_load_refusal_leaves_a_disk_store_unchanged(loaded: Target) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "load", "--strict", str(SAMPLE))
     one_line_error(result, 2, str(SAMPLE), "strict load refused", "dangling end")
@@ -314,7 +356,7 @@ BAD_INPUTS: dict[str, Callable[[Path], tuple[list[str], dict[str, str], str | No
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_is_one_line_error_and_store_unchanged(
-    case: str, loaded: Path, tmp_path: Path
+    case: str, loaded: Target, tmp_path: Path
 ) -> None:
     args, env, stdin, fragments = BAD_INPUTS[case](tmp_path)
     before = snapshot(loaded)
@@ -338,7 +380,7 @@ REMOTE_CONTEXT = "https://example.org/contexts/lab.jsonld"
     ids=["string", "list"],
 )
 def test_remote_context_is_refused_without_network(
-    document: dict[str, Any], loaded: Path, tmp_path: Path, network_attempts: list[object]
+    document: dict[str, Any], loaded: Target, tmp_path: Path, network_attempts: list[object]
 ) -> None:
     path = _write(tmp_path / "remote.jsonld", json.dumps(document))
     before = snapshot(loaded)
@@ -368,7 +410,7 @@ def _export_importing(tmp_path: Path, url: str) -> Path:
 
 
 def test_remote_import_in_an_export_context_is_refused(
-    loaded: Path, tmp_path: Path, network_attempts: list[object]
+    loaded: Target, tmp_path: Path, network_attempts: list[object]
 ) -> None:
     # Found by the native JSON-LD parser during the bulk write: the write is rolled back.
     before = snapshot(loaded)
@@ -397,7 +439,7 @@ def test_mapped_remote_import_loads_from_the_local_copy(
     assert network_attempts == []
 
 
-def test_invalid_turtle_leaves_a_disk_store_unchanged(loaded: Path, tmp_path: Path) -> None:
+def test_invalid_turtle_leaves_a_disk_store_unchanged(loaded: Target, tmp_path: Path) -> None:
     path = _write(tmp_path / "bad.ttl", '@prefix ex: <http://example.org/> .\nex:a ex:b "open .\n')
     before = snapshot(loaded)
     result = invoke(loaded, "load", str(path))
@@ -417,36 +459,38 @@ def test_invalid_turtle_in_memory_is_one_line_error() -> None:
     one_line_error(result, 2, "-: invalid")
 
 
-def test_load_turtle_from_stdin(store_dir: Path) -> None:
+def test_load_turtle_from_stdin(store_target: Target) -> None:
     turtle = '@prefix ex: <http://example.org/> .\nex:pipette ex:calibratedBy "Rebecca Lee" .\n'
-    out = ok(invoke(store_dir, "load", "-", "--format", "turtle", input=turtle))
+    out = ok(invoke(store_target, "load", "-", "--format", "turtle", input=turtle))
     assert out.startswith("- -> urn:labbrain:dataset:stdin (turtle): loaded, 1 quads")
     rows = query_json(
-        store_dir,
+        store_target,
         "SELECT ?g ?who WHERE { GRAPH ?g { <http://example.org/pipette> "
         "<http://example.org/calibratedBy> ?who } }",
     )
     assert rows == [{"g": "urn:labbrain:dataset:stdin", "who": "Rebecca Lee"}]
 
 
-def test_load_ntriples_from_stdin_into_a_named_dataset(store_dir: Path) -> None:
+def test_load_ntriples_from_stdin_into_a_named_dataset(store_target: Target) -> None:
     ntriples = '<http://example.org/a> <http://example.org/b> "c" .\n'
     out = ok(
-        invoke(store_dir, "load", "-", "--format", "ntriples", "--graph", "notes", input=ntriples)
+        invoke(
+            store_target, "load", "-", "--format", "ntriples", "--graph", "notes", input=ntriples
+        )
     )
     assert "-> urn:labbrain:dataset:notes (ntriples)" in out
-    sizes = {g["graph"]: g["triples"] for g in graph_sizes(store_dir)}
+    sizes = {g["graph"]: g["triples"] for g in graph_sizes(store_target)}
     assert sizes["urn:labbrain:dataset:notes"] == 1
 
 
 # ---------------------------------------------------------------------------- query
-def test_query_select_table(loaded: Path) -> None:
+def test_query_select_table(loaded: Target) -> None:
     out = ok(invoke(loaded, "query", TYPE_COUNTS))
     assert table_rows(out) == [[DG + "Claim", "30"], [DG + "Evidence", "32"]]
     assert out.strip().splitlines()[-1] == "2 row(s)"
 
 
-def test_query_select_json_is_sparql_results(loaded: Path) -> None:
+def test_query_select_json_is_sparql_results(loaded: Target) -> None:
     results = json.loads(ok(invoke(loaded, "query", "--format", "json", TYPE_COUNTS)))
     assert results["head"]["vars"] == ["kind", "count"]
     bindings = results["results"]["bindings"]
@@ -458,12 +502,12 @@ def test_query_select_json_is_sparql_results(loaded: Path) -> None:
     assert bindings[0]["count"]["type"] == "literal"
 
 
-def test_query_select_csv(loaded: Path) -> None:
+def test_query_select_csv(loaded: Target) -> None:
     out = ok(invoke(loaded, "query", "--format", "csv", TYPE_COUNTS))
     assert out.splitlines() == ["kind,count", f"{DG}Claim,30", f"{DG}Evidence,32"]
 
 
-def test_query_select_tsv(loaded: Path) -> None:
+def test_query_select_tsv(loaded: Target) -> None:
     out = ok(invoke(loaded, "query", "--format", "tsv", TYPE_COUNTS))
     lines = out.splitlines()
     assert lines[0] == "?kind\t?count"
@@ -472,7 +516,7 @@ def test_query_select_tsv(loaded: Path) -> None:
     assert len(lines) == 3
 
 
-def test_query_ask(loaded: Path) -> None:
+def test_query_ask(loaded: Target) -> None:
     yes = f"ASK {{ GRAPH <{SAMPLE_GRAPH}> {{ ?n a dg:Claim }} }}"
     no = f"ASK {{ GRAPH <{SAMPLE_GRAPH}> {{ ?n a dg:Nonexistent }} }}"
     assert ok(invoke(loaded, "query", yes)).strip() == "true"
@@ -480,7 +524,7 @@ def test_query_ask(loaded: Path) -> None:
     assert json.loads(ok(invoke(loaded, "query", "--format", "json", yes)))["boolean"] is True
 
 
-def test_query_ask_json_has_a_head(loaded: Path) -> None:
+def test_query_ask_json_has_a_head(loaded: Target) -> None:
     yes = f"ASK {{ GRAPH <{SAMPLE_GRAPH}> {{ ?n a dg:Claim }} }}"
     assert json.loads(ok(invoke(loaded, "query", "--format", "json", yes))) == {
         "head": {},
@@ -488,7 +532,7 @@ def test_query_ask_json_has_a_head(loaded: Path) -> None:
     }
 
 
-def test_query_construct_prints_turtle(loaded: Path) -> None:
+def test_query_construct_prints_turtle(loaded: Target) -> None:
     sparql = (
         f"CONSTRUCT {{ ?n dct:title ?t }} WHERE {{ GRAPH <{SAMPLE_GRAPH}> "
         "{ ?n a dg:Claim ; dct:title ?t } }"
@@ -500,7 +544,7 @@ def test_query_construct_prints_turtle(loaded: Path) -> None:
     assert all(t.object.value.startswith("[[CLM]] - ") for t in triples)
 
 
-def test_query_from_file(loaded: Path, tmp_path: Path) -> None:
+def test_query_from_file(loaded: Target, tmp_path: Path) -> None:
     path = _write(tmp_path / "types.rq", "# claims and evidence\n" + TYPE_COUNTS + "\n")
     assert ok(invoke(loaded, "query", "-f", str(path))) == ok(invoke(loaded, "query", TYPE_COUNTS))
     assert (
@@ -509,19 +553,19 @@ def test_query_from_file(loaded: Path, tmp_path: Path) -> None:
     )
 
 
-def test_query_needs_exactly_one_source(loaded: Path, tmp_path: Path) -> None:
+def test_query_needs_exactly_one_source(loaded: Target, tmp_path: Path) -> None:
     path = _write(tmp_path / "q.rq", "ASK {}")
     one_line_error(invoke(loaded, "query", "ASK {}", "-f", str(path)), 2, "one of them")
     one_line_error(invoke(loaded, "query"), 2, "one of them")
 
 
-def test_query_syntax_error_shows_position(loaded: Path) -> None:
+def test_query_syntax_error_shows_position(loaded: Target) -> None:
     result = invoke(loaded, "query", "SELECT ?x WHERE {\n  ?x ?y .\n}")
     line = one_line_error(result, 2, "SPARQL syntax error (line 3, column 1)")
     assert "line 3, column 1" in line
 
 
-def test_query_refuses_updates_without_update_flag(loaded: Path) -> None:
+def test_query_refuses_updates_without_update_flag(loaded: Target) -> None:
     before = snapshot(loaded)
     insert = 'INSERT DATA { GRAPH <http://example.org/g> { <http://example.org/a> <http://example.org/b> "c" } }'
     result = invoke(loaded, "query", insert)
@@ -534,7 +578,7 @@ def test_query_refuses_updates_without_update_flag(loaded: Path) -> None:
     assert "(line 1, column" in line and "error at" not in line
 
 
-def test_query_update_flag_runs_updates(loaded: Path) -> None:
+def test_query_update_flag_runs_updates(loaded: Target) -> None:
     insert = 'INSERT DATA { GRAPH <http://example.org/g> { <http://example.org/a> <http://example.org/b> "LOAD and SERVICE are just words here" } }'
     assert ok(invoke(loaded, "query", "--update", insert)).strip() == "update done"
     rows = query_json(loaded, "SELECT ?o WHERE { GRAPH <http://example.org/g> { ?s ?p ?o } }")
@@ -543,13 +587,13 @@ def test_query_update_flag_runs_updates(loaded: Path) -> None:
     assert sizes["http://example.org/g"] == 1
 
 
-def test_query_refuses_service(loaded: Path, network_attempts: list[object]) -> None:
+def test_query_refuses_service(loaded: Target, network_attempts: list[object]) -> None:
     sparql = "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }"
     one_line_error(invoke(loaded, "query", sparql), 2, "query refused", "SERVICE is not allowed")
     assert network_attempts == []
 
 
-def test_update_refuses_load_and_service(loaded: Path, network_attempts: list[object]) -> None:
+def test_update_refuses_load_and_service(loaded: Target, network_attempts: list[object]) -> None:
     before = snapshot(loaded)
     result = invoke(loaded, "query", "--update", "LOAD <http://example.org/data.ttl>")
     one_line_error(result, 2, "query refused", "LOAD is not allowed")
@@ -571,7 +615,7 @@ def test_update_refuses_load_and_service(loaded: Path, network_attempts: list[ob
     ],
     ids=["string", "long string", "comment and IRI"],
 )
-def test_query_mentioning_service_outside_code_is_allowed(loaded: Path, sparql: str) -> None:
+def test_query_mentioning_service_outside_code_is_allowed(loaded: Target, sparql: str) -> None:
     out = ok(invoke(loaded, "query", sparql))
     assert "SERVICE" in table_rows(out)[0][0]
     assert out.strip().endswith("1 row(s)")
@@ -585,11 +629,11 @@ def test_query_mentioning_service_outside_code_is_allowed(loaded: Path, sparql: 
     ],
     ids=["prefixed name", "variable"],
 )
-def test_query_with_service_as_a_name_is_allowed(loaded: Path, sparql: str) -> None:
+def test_query_with_service_as_a_name_is_allowed(loaded: Target, sparql: str) -> None:
     ok(invoke(loaded, "query", sparql))
 
 
-def test_query_table_is_capped_by_max_rows(loaded: Path) -> None:
+def test_query_table_is_capped_by_max_rows(loaded: Target) -> None:
     claims = f"SELECT ?n WHERE {{ GRAPH <{SAMPLE_GRAPH}> {{ ?n a dg:Claim }} }} ORDER BY ?n"
     out = ok(invoke(loaded, "query", claims, env={"LABBRAIN_MAX_ROWS": "3"}))
     assert len(table_rows(out)) == 3
@@ -600,7 +644,7 @@ def test_query_table_is_capped_by_max_rows(loaded: Path) -> None:
     assert len(csv.splitlines()) == 1 + 30
 
 
-def test_query_table_under_the_cap_is_not_truncated(loaded: Path) -> None:
+def test_query_table_under_the_cap_is_not_truncated(loaded: Target) -> None:
     out = ok(invoke(loaded, "query", TYPE_COUNTS, env={"LABBRAIN_MAX_ROWS": "2"}))
     assert len(table_rows(out)) == 2
     assert "truncated" not in out
@@ -612,7 +656,7 @@ def test_query_table_prints_values_verbatim() -> None:
 
 
 # ---------------------------------------------------------------------------- inspect
-def test_stats_tables(loaded: Path) -> None:
+def test_stats_tables(loaded: Target) -> None:
     out = ok(invoke(loaded, "stats"))
     lines = [line.strip() for line in out.splitlines()]
     for title in ("Graphs", "Nodes by type", "Relations by label", "Creators"):
@@ -624,7 +668,7 @@ def test_stats_tables(loaded: Path) -> None:
     assert creators == {k: str(v) for k, v in SAMPLE_CREATORS.items()}
 
 
-def test_stats_json(loaded: Path) -> None:
+def test_stats_json(loaded: Target) -> None:
     stats = json.loads(ok(invoke(loaded, "stats", "--json")))
     assert {row["graph"] for row in stats["nodes_by_type"]} == {SAMPLE_GRAPH}
     assert {row["type"]: row["count"] for row in stats["nodes_by_type"]} == SAMPLE_TYPES
@@ -641,14 +685,14 @@ def test_stats_json(loaded: Path) -> None:
     assert graphs == {SAMPLE_GRAPH, "urn:labbrain:ontology", "urn:labbrain:system", TASKS_GRAPH}
 
 
-def test_stats_for_one_graph(loaded: Path) -> None:
+def test_stats_for_one_graph(loaded: Target) -> None:
     ok(invoke(loaded, "load", str(SAMPLE_DCT)))
     stats = json.loads(ok(invoke(loaded, "stats", "--json", "--graph", "dct-sample")))
     assert {row["graph"] for row in stats["nodes_by_type"]} == {"urn:labbrain:dataset:dct-sample"}
     assert sum(row["count"] for row in stats["nodes_by_type"]) == 8
 
 
-def test_graphs_lists_graphs_with_triple_counts(loaded: Path) -> None:
+def test_graphs_lists_graphs_with_triple_counts(loaded: Target) -> None:
     rows = table_rows(ok(invoke(loaded, "graphs")))
     names = [row[0] for row in rows]
     assert names == [SAMPLE_GRAPH, "urn:labbrain:ontology", "urn:labbrain:system", TASKS_GRAPH]
@@ -668,9 +712,9 @@ def test_info_before_any_store_exists(store_dir: Path) -> None:
     assert not store_dir.exists()
 
 
-def test_info_of_a_loaded_store(loaded: Path) -> None:
+def test_info_of_a_loaded_store(loaded: Target) -> None:
     out = ok(invoke(loaded, "info"))
-    assert out.splitlines()[0] == f"store: {loaded}"
+    assert out.splitlines()[0] == location_line(loaded)
     assert "Datasets" in [line.strip() for line in out.splitlines()]
     datasets = [row for row in table_rows(out) if row[0] == "akamatsulab-sample"]
     assert len(datasets) == 1
@@ -685,7 +729,7 @@ def test_info_of_a_memory_store() -> None:
     assert "store not created yet" in out
 
 
-def test_drop_removes_the_graph_and_its_index_entries(loaded: Path) -> None:
+def test_drop_removes_the_graph_and_its_index_entries(loaded: Target) -> None:
     ok(invoke(loaded, "load", str(SAMPLE_DCT)))
     assert ok(invoke(loaded, "drop", "akamatsulab-sample")).strip() == "dropped akamatsulab-sample"
     names = [row[0] for row in table_rows(ok(invoke(loaded, "graphs")))]
@@ -699,36 +743,36 @@ def test_drop_removes_the_graph_and_its_index_entries(loaded: Path) -> None:
     assert "text index: 8 nodes" in ok(invoke(loaded, "info"))
 
 
-def test_drop_unknown_graph_exits_4(loaded: Path) -> None:
+def test_drop_unknown_graph_exits_4(loaded: Target) -> None:
     before = snapshot(loaded)
     one_line_error(invoke(loaded, "drop", "nope"), 4, "no graph named urn:labbrain:dataset:nope")
     assert snapshot(loaded) == before
 
 
 @pytest.mark.parametrize("graph", ["urn:labbrain:system", "urn:labbrain:ontology"])
-def test_drop_refuses_managed_graphs(loaded: Path, graph: str) -> None:
+def test_drop_refuses_managed_graphs(loaded: Target, graph: str) -> None:
     before = snapshot(loaded)
     one_line_error(invoke(loaded, "drop", graph), 2, graph, "cannot be dropped")
     assert snapshot(loaded) == before
 
 
-def test_reindex_prints_indexed_count(loaded: Path) -> None:
+def test_reindex_prints_indexed_count(loaded: Target) -> None:
     out = ok(invoke(loaded, "reindex"))
     assert out.strip() == f"{SAMPLE_GRAPH}: 150 nodes indexed"
     assert "text index: 150 nodes" in ok(invoke(loaded, "info"))
 
 
-def test_reindex_rebuilds_a_deleted_index(loaded: Path) -> None:
-    (loaded / "index.sqlite").unlink()
+def test_reindex_rebuilds_a_deleted_index(loaded: Target) -> None:
+    index_file(loaded).unlink()
     assert ok(invoke(loaded, "reindex")).strip() == f"{SAMPLE_GRAPH}: 150 nodes indexed"
     assert json.loads(ok(invoke(loaded, "search", "membrane tension", "--json")))
 
 
-def test_reindex_of_an_empty_store(store_dir: Path) -> None:
-    assert ok(invoke(store_dir, "reindex")).strip() == "no datasets to index"
+def test_reindex_of_an_empty_store(store_target: Target) -> None:
+    assert ok(invoke(store_target, "reindex")).strip() == "no datasets to index"
 
 
-def test_search_table(loaded: Path) -> None:
+def test_search_table(loaded: Target) -> None:
     result = invoke(loaded, "search", "membrane tension")
     out = ok(result)
     assert result.stderr == ""
@@ -739,7 +783,7 @@ def test_search_table(loaded: Path) -> None:
     assert all(not row[2].startswith("[[") for row in rows)
 
 
-def test_search_json(loaded: Path) -> None:
+def test_search_json(loaded: Target) -> None:
     hits = json.loads(ok(invoke(loaded, "search", "membrane tension", "--json")))
     assert 0 < len(hits) <= 10
     assert any("membrane tension" in h["title"].lower() for h in hits)
@@ -756,7 +800,7 @@ def test_search_json(loaded: Path) -> None:
     assert scores == sorted(scores, reverse=True)
 
 
-def test_search_filters(loaded: Path) -> None:
+def test_search_filters(loaded: Target) -> None:
     claims = json.loads(
         ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "Claim"))
     )
@@ -780,15 +824,16 @@ def test_search_filters(loaded: Path) -> None:
 
 # ---------------------------------------------------------------------------- locking
 @pytest.fixture
-def writer(loaded: Path) -> Iterator[LabBrain]:
+def writer(loaded_dir: Path) -> Iterator[LabBrain]:
     """The loaded store held open for writing by this process (as another labbrain would)."""
-    with LabBrain(settings_for(loaded)) as brain:
+    with LabBrain(settings_for(loaded_dir)) as brain:
         yield brain
 
 
 def test_read_only_commands_work_while_a_writer_holds_the_store(
-    loaded: Path, writer: LabBrain
+    loaded_dir: Path, writer: LabBrain
 ) -> None:
+    loaded = loaded_dir
     rows = query_json(loaded, TYPE_COUNTS)
     assert [int(r["count"]) for r in rows] == [30, 32]
     stats = json.loads(ok(invoke(loaded, "stats", "--json")))
@@ -805,8 +850,8 @@ def test_read_only_commands_work_while_a_writer_holds_the_store(
     ]
 
 
-def test_search_works_while_a_writer_holds_the_store(loaded: Path, writer: LabBrain) -> None:
-    result = invoke(loaded, "search", "membrane tension", "--json")
+def test_search_works_while_a_writer_holds_the_store(loaded_dir: Path, writer: LabBrain) -> None:
+    result = invoke(loaded_dir, "search", "membrane tension", "--json")
     hits = json.loads(ok(result))
     assert hits
     assert "out of date" not in result.stderr

@@ -21,7 +21,16 @@ from pyoxigraph import (
     parse,
 )
 
-from conftest import SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
+from conftest import (
+    BACKENDS,
+    SAMPLE,
+    SAMPLE_DCT,
+    SAMPLE_GRAPH,
+    MakeSettings,
+    Target,
+    cli_args,
+    settings_of,
+)
 from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
@@ -52,6 +61,12 @@ PYOXIGRAPH_FORMATS = {
 
 
 # ---------------------------------------------------------------------------- helpers
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every export test runs on the embedded store and on a remote Oxigraph server."""
+    return str(request.param)
+
+
 @pytest.fixture(autouse=True)
 def _wide_consoles(monkeypatch: pytest.MonkeyPatch) -> None:
     """Messages laid out the same on every machine (no terminal-size guessing)."""
@@ -78,9 +93,9 @@ def export_bytes(brain: LabBrain, fmt: str, graphs: list[str] | None = None) -> 
     return buffer.getvalue()
 
 
-def invoke(store: Path | str, *args: str) -> Result:
-    """Run ``labbrain --store STORE ARGS...`` in-process."""
-    return CliRunner().invoke(main, ["--store", str(store), *args])
+def invoke(store: Target | str, *args: str) -> Result:
+    """Run ``labbrain --store STORE ARGS...`` (or ``--endpoint ...``) in-process."""
+    return CliRunner().invoke(main, [*cli_args(store), *args])
 
 
 def ok(result: Result) -> bytes:
@@ -90,10 +105,11 @@ def ok(result: Result) -> bytes:
 
 
 @pytest.fixture
-def loaded(store_dir: Path) -> Path:
-    """An on-disk store with the sample and the dct sample loaded through the CLI."""
-    ok(invoke(store_dir, "load", str(SAMPLE), str(SAMPLE_DCT)))
-    return store_dir
+def loaded(store_target: Target) -> Target:
+    """A store (a directory, or a remote one) with the sample and the dct sample loaded
+    through the CLI."""
+    ok(invoke(store_target, "load", str(SAMPLE), str(SAMPLE_DCT)))
+    return store_target
 
 
 @pytest.fixture
@@ -131,12 +147,12 @@ def test_canonical_comparison_sees_a_changed_relation_instance(sample_brain: Lab
     ],
 )
 def test_round_trip_keeps_the_dataset_graph(
-    fmt: str, reference: tuple[LabBrain, Dataset], tmp_path: Path
+    fmt: str, reference: tuple[LabBrain, Dataset], tmp_path: Path, make_settings: MakeSettings
 ) -> None:
     brain, original = reference
     path = tmp_path / f"export{SUFFIXES[fmt]}"
     path.write_bytes(export_bytes(brain, fmt, [SLUG]))
-    with LabBrain(settings_for(":memory:")) as fresh:
+    with LabBrain(make_settings()) as fresh:
         report = fresh.load(str(path), graph=SLUG)
         assert report.graph == SAMPLE_GRAPH
         if fmt in ("trig", "nquads"):
@@ -176,14 +192,14 @@ def test_every_format_parses_back_to_the_same_graph(
         assert len(names) == 1  # the default graph
 
 
-def test_round_trip_through_the_cli(loaded: Path, tmp_path: Path) -> None:
+def test_round_trip_through_the_cli(loaded: Target, tmp_path: Path) -> None:
     path = tmp_path / "sample.ttl"
     ok(invoke(loaded, "export", "--graph", SLUG, "--format", "turtle", "-o", str(path)))
     fresh = tmp_path / "fresh"
     ok(invoke(fresh, "load", "--graph", SLUG, str(path)))
     with (
-        LabBrain(settings_for(loaded), read_only=True) as before,
-        LabBrain(settings_for(fresh), read_only=True) as after,
+        LabBrain(settings_of(loaded), read_only=True) as before,
+        LabBrain(settings_of(fresh), read_only=True) as after,
     ):
         original = canonical(before.store.quads(SAMPLE_GRAPH))
         assert canonical(after.store.quads(SAMPLE_GRAPH)) == original
@@ -224,8 +240,8 @@ def test_jsonld_export_is_compacted(sample_brain: LabBrain) -> None:
     assert all({"source", "destination", "predicate"} <= set(e) for e in instances)
 
 
-def test_several_graphs_as_trig_keep_their_names(loaded: Path) -> None:
-    with LabBrain(settings_for(loaded), read_only=True) as brain:
+def test_several_graphs_as_trig_keep_their_names(loaded: Target) -> None:
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
         data = export_bytes(brain, "trig", [SLUG, "dct-sample"])
         sample = canonical(brain.store.quads(SAMPLE_GRAPH))
         dct = canonical(brain.store.quads(DCT_GRAPH))
@@ -240,21 +256,21 @@ def test_several_graphs_as_trig_keep_their_names(loaded: Path) -> None:
     assert len(cli_quads) == len(quads)
 
 
-def test_several_graphs_as_nquads_and_jsonld_keep_their_names(loaded: Path) -> None:
+def test_several_graphs_as_nquads_and_jsonld_keep_their_names(loaded: Target) -> None:
     expected = {NamedNode(SAMPLE_GRAPH), NamedNode(DCT_GRAPH)}
     for fmt in ("nquads", "jsonld"):
         data = ok(invoke(loaded, "export", "--format", fmt, "--graph", SLUG, "--graph", DCT_GRAPH))
         assert {q.graph_name for q in parse(data, PYOXIGRAPH_FORMATS[fmt])} == expected
 
 
-def test_turtle_merges_several_graphs(loaded: Path) -> None:
+def test_turtle_merges_several_graphs(loaded: Target) -> None:
     data = ok(invoke(loaded, "export", "--format", "turtle", "--graph", SLUG, "--graph", DCT_GRAPH))
-    with LabBrain(settings_for(loaded), read_only=True) as brain:
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
         both = [*brain.store.quads(SAMPLE_GRAPH), *brain.store.quads(DCT_GRAPH)]
     assert canonical(parse(data, RdfFormat.TURTLE)) == canonical(both)
 
 
-def test_export_all_graphs_by_default(loaded: Path) -> None:
+def test_export_all_graphs_by_default(loaded: Target) -> None:
     names = {q.graph_name for q in parse(ok(invoke(loaded, "export")), RdfFormat.TRIG)}
     assert {NamedNode(SAMPLE_GRAPH), NamedNode(DCT_GRAPH)} <= names
 
@@ -267,18 +283,18 @@ def test_library_export_errors(sample_brain: LabBrain) -> None:
 
 
 # ---------------------------------------------------------------------------- -o FILE
-def test_export_to_file_is_complete_and_leaves_no_partial(loaded: Path, tmp_path: Path) -> None:
+def test_export_to_file_is_complete_and_leaves_no_partial(loaded: Target, tmp_path: Path) -> None:
     target = tmp_path / "out" / "sample.nq"
     target.parent.mkdir()
     result = invoke(loaded, "export", "--format", "nquads", "--graph", SLUG, "-o", str(target))
     assert ok(result) == b""
     assert sorted(p.name for p in target.parent.iterdir()) == ["sample.nq"]
     quads = list(parse(path=str(target), format=RdfFormat.N_QUADS))
-    with LabBrain(settings_for(loaded), read_only=True) as brain:
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
         assert canonical(quads) == canonical(brain.store.quads(SAMPLE_GRAPH))
 
 
-def test_export_to_file_replaces_an_existing_file(loaded: Path, tmp_path: Path) -> None:
+def test_export_to_file_replaces_an_existing_file(loaded: Target, tmp_path: Path) -> None:
     target = tmp_path / "sample.ttl"
     target.write_text("old content\n", encoding="utf-8")
     ok(invoke(loaded, "export", "--format", "turtle", "--graph", "dct-sample", "-o", str(target)))
@@ -288,7 +304,7 @@ def test_export_to_file_replaces_an_existing_file(loaded: Path, tmp_path: Path) 
     assert not (tmp_path / "sample.ttl.partial").exists()
 
 
-def test_export_of_unknown_graph_exits_4_without_output(loaded: Path, tmp_path: Path) -> None:
+def test_export_of_unknown_graph_exits_4_without_output(loaded: Target, tmp_path: Path) -> None:
     target = tmp_path / "missing.trig"
     result = invoke(loaded, "export", "--graph", "nope", "-o", str(target))
     assert result.exit_code == 4, (result.stdout, result.stderr)
@@ -298,7 +314,7 @@ def test_export_of_unknown_graph_exits_4_without_output(loaded: Path, tmp_path: 
     assert not target.exists()
 
 
-def test_failed_export_keeps_an_existing_file(loaded: Path, tmp_path: Path) -> None:
+def test_failed_export_keeps_an_existing_file(loaded: Target, tmp_path: Path) -> None:
     target = tmp_path / "keep.trig"
     target.write_text("previous export\n", encoding="utf-8")
     result = invoke(loaded, "export", "--graph", "nope", "-o", str(target))
@@ -306,21 +322,21 @@ def test_failed_export_keeps_an_existing_file(loaded: Path, tmp_path: Path) -> N
     assert target.read_text(encoding="utf-8") == "previous export\n"
 
 
-def test_failed_export_leaves_no_partial_file(loaded: Path, tmp_path: Path) -> None:
+def test_failed_export_leaves_no_partial_file(loaded: Target, tmp_path: Path) -> None:
     target = tmp_path / "missing.trig"
     result = invoke(loaded, "export", "--graph", "nope", "-o", str(target))
     assert result.exit_code == 4
     assert list(tmp_path.glob("missing.trig*")) == []
 
 
-def test_export_to_stdout(loaded: Path) -> None:
+def test_export_to_stdout(loaded: Target) -> None:
     data = ok(invoke(loaded, "export", "--format", "ntriples", "--graph", SLUG))
     triples = list(parse(data, RdfFormat.N_TRIPLES))
-    with LabBrain(settings_for(loaded), read_only=True) as brain:
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
         assert len(triples) == brain.store.count(SAMPLE_GRAPH)
 
 
-def test_export_rejects_an_unknown_format(loaded: Path) -> None:
+def test_export_rejects_an_unknown_format(loaded: Target) -> None:
     result = invoke(loaded, "export", "--format", "xml")
     assert result.exit_code == 2
     assert "Invalid value for '--format'" in result.stderr

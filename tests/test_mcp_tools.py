@@ -13,9 +13,10 @@ import asyncio
 import json
 import os
 import re
+import tempfile
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +28,19 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from pyoxigraph import RdfFormat, parse
 
-from conftest import REAL, REAL_GRAPH, ROOT, SAMPLE, SAMPLE_GRAPH, SAMPLE_TYPES, settings_for
+from conftest import (
+    BACKENDS,
+    REAL,
+    REAL_GRAPH,
+    ROOT,
+    SAMPLE,
+    SAMPLE_GRAPH,
+    SAMPLE_TYPES,
+    MakeSettings,
+    oxigraph_server,
+    remote_settings,
+    settings_for,
+)
 from labbrain.core import LabBrain
 from labbrain.mcp_server import build_server
 
@@ -545,30 +558,44 @@ def call_many(server: MCPServer, calls: list[tuple[str, Json]]) -> list[ToolAnsw
     return run_client(server, work)
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every tool test runs on the embedded store and on a remote Oxigraph server."""
+    return str(request.param)
+
+
 @contextmanager
-def open_brain(*paths: Path) -> Iterator[LabBrain]:
-    """An in-memory store with ``paths`` loaded, ignoring any LABBRAIN_* settings around."""
-    with pytest.MonkeyPatch.context() as patch:
+def open_brain(backend: str, *paths: Path) -> Iterator[LabBrain]:
+    """A store with ``paths`` loaded, ignoring any LABBRAIN_* settings around: in memory, or
+    on an Oxigraph server started for it (its local text index in a temporary directory)."""
+    with ExitStack() as stack:
+        patch = stack.enter_context(pytest.MonkeyPatch.context())
         for name in [n for n in os.environ if n.startswith("LABBRAIN_")]:
             patch.delenv(name)
-        brain = LabBrain(settings_for(":memory:"))
-    with brain:
+        if backend == "embedded":
+            settings = settings_for(":memory:")
+        else:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            patch.setenv("XDG_DATA_HOME", str(scratch / "xdg-data"))
+            settings = remote_settings(stack.enter_context(oxigraph_server(scratch / "oxigraph")))
+        brain = stack.enter_context(LabBrain(settings))
+        patch.undo()
         for path in paths:
             brain.load(str(path))
         yield brain
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[MCPServer]:
+def server(backend: str) -> Iterator[MCPServer]:
     """The server over one store holding the sample export and the real corpus."""
-    with open_brain(SAMPLE, REAL) as brain:
+    with open_brain(backend, SAMPLE, REAL) as brain:
         yield build_server(brain)
 
 
 @pytest.fixture(scope="module")
-def real_server() -> Iterator[MCPServer]:
+def real_server(backend: str) -> Iterator[MCPServer]:
     """The server over a store holding only the real corpus."""
-    with open_brain(REAL) as brain:
+    with open_brain(backend, REAL) as brain:
         yield build_server(brain)
 
 
@@ -1702,11 +1729,11 @@ def test_claim_status_without_evidence(call: CallFn) -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MCPServer]:
+def tiny_server(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MCPServer]:
     """The server over the real corpus and the tiny export (which reuses one of its uids)."""
     path = tmp_path_factory.mktemp("tiny") / "tiny-lab.jsonld"
     path.write_text(json.dumps(tiny_document()), encoding="utf-8")
-    with open_brain(REAL, path) as brain:
+    with open_brain(backend, REAL, path) as brain:
         yield build_server(brain)
 
 
@@ -2077,11 +2104,11 @@ def test_errors_leak_no_path_or_traceback(server: MCPServer) -> None:
         assert text.strip(), name
 
 
-def test_cached_answers_follow_loads_and_drops() -> None:
+def test_cached_answers_follow_loads_and_drops(make_settings: MakeSettings) -> None:
     """get_schema and find_gaps are cached per store state: a load or a drop refreshes them."""
     from labbrain.graph import DiscourseGraph
 
-    with LabBrain(settings_for(":memory:")) as brain:
+    with LabBrain(make_settings()) as brain:
         brain.load(str(SAMPLE))
         graph = DiscourseGraph(brain)
         first = graph.get_schema()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from conftest import settings_for
+from conftest import BACKENDS, MakeSettings, settings_for
 from helpers import count, select
 from labbrain.agent import AgentWriter
 from labbrain.core import LabBrain
@@ -133,6 +133,13 @@ class Tools:
     def domain(self, ident: str, **arguments: Any) -> Json:
         """Create a domain (selected unless select=False)."""
         return self.ok("create_domain", id=ident, name=ident.title(), **arguments)["domain"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every test here that uses a shared store fixture runs on the embedded store and on a
+    remote Oxigraph server."""
+    return str(request.param)
 
 
 @pytest.fixture
@@ -839,8 +846,8 @@ def test_traversal_depth_types_strength_and_direction(tools: Tools) -> None:
     )
 
 
-def test_traversal_is_capped_with_a_note() -> None:
-    with LabBrain(settings_for(":memory:", memory_traverse_max_nodes=3)) as brain:
+def test_traversal_is_capped_with_a_note(make_settings: MakeSettings) -> None:
+    with LabBrain(make_settings(memory_traverse_max_nodes=3)) as brain:
         tools = Tools(brain)
         nodes, edges = _chain(tools)
         capped = tools.ok("traverse_memories", start=nodes["a"], maxDepth=5)

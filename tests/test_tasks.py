@@ -129,8 +129,9 @@ def test_fail_records_the_step_and_resume_starts_after_the_last_completed_step()
 def test_workflows_are_declared_as_data() -> None:
     assert WORKFLOWS["ingest"].steps == tuple(INGEST_STEPS)
     assert WORKFLOWS["reindex"].steps == ("scan", "index")
-    with pytest.raises(Exception, match="known task kinds: ingest, reindex"):
-        new_task("embed")
+    assert WORKFLOWS["embed"].steps == ("scan", "embed", "prune")
+    with pytest.raises(Exception, match="known task kinds: ingest, reindex, embed"):
+        new_task("defragment")
 
 
 # ---------------------------------------------------------------------------------------

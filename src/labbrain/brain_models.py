@@ -17,7 +17,13 @@ Stage = Literal["coldStart", "exploration", "convergence"]
 StepKind = Literal["search", "read", "synthesise", "formulate", "openQuestion", "contradiction"]
 RelatedKind = Literal["structural", "temporal", "semantic"]
 RelatedBasis = Literal[
-    "sameSource", "sameQuestion", "sameClaim", "sharedRelation", "sameSession", "similarText"
+    "sameSource",
+    "sameQuestion",
+    "sameClaim",
+    "sharedRelation",
+    "sameSession",
+    "similarText",
+    "similarMeaning",
 ]
 
 

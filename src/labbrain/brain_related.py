@@ -6,7 +6,9 @@
 - **temporal**: nodes visited in the same session as a visit of this node, from the visits of
   the project (the one named, else the active one);
 - **semantic**: text similarity, BM25 "more like this": the key terms of the node's title and
-  content (:func:`~labbrain.textrank.key_terms`) searched in the text index.
+  content (:func:`~labbrain.textrank.key_terms`) searched in the text index; and, when the
+  node has a vector (``labbrain embed``), closeness in meaning: the nearest vectors of its
+  dataset (no model is loaded for it: the node's own stored vector is the query).
 
 Each way is one method with the same signature (node, project log) -> candidates, listed in
 :attr:`RelatedPages.ways`; another similarity source is one more method there. Candidates are
@@ -22,15 +24,18 @@ from collections.abc import Callable
 from labbrain import queries
 from labbrain.brain import ProjectLog, ProjectMemory
 from labbrain.brain_models import RelatedBasis, RelatedPage, RelatedPages, RelatedReason
+from labbrain.embeddings import semantic_installed
 from labbrain.errors import InvalidArgument
 from labbrain.graph import node_ref
 from labbrain.namespaces import DG, LB
 from labbrain.ontology import vocabulary
 from labbrain.search import IndexedNode
 from labbrain.textrank import key_terms, words
+from labbrain.vectors import nodes_of, vectors_for
 
 MAX_RELATED = 100
 SIMILAR_HITS = 10
+MIN_SIMILARITY = 0.4
 KEY_TERMS = 12
 
 Candidate = tuple[IndexedNode, RelatedReason]
@@ -57,7 +62,12 @@ class RelatedPagesFinder:
     def __init__(self, memory: ProjectMemory) -> None:
         self.memory = memory
         self.index = memory.brain.index
-        self.ways: tuple[Way, ...] = (self.structural, self.temporal, self.similar_text)
+        self.ways: tuple[Way, ...] = (
+            self.structural,
+            self.temporal,
+            self.similar_text,
+            self.similar_meaning,
+        )
 
     def find(
         self, uid: str, project: str | None = None, dataset: str | None = None, limit: int = 20
@@ -165,6 +175,28 @@ class RelatedPagesFinder:
                 sharedTerms=shared,
             )
             found.append((hit.node, reason))
+        return found[:SIMILAR_HITS]
+
+    def similar_meaning(self, node: IndexedNode, data: ProjectLog | None) -> list[Candidate]:
+        """Nodes of the same dataset closest in meaning (cosine similarity of the stored
+        vectors, at least MIN_SIMILARITY); none when the node has no vector."""
+        del data  # similarity comes from the vector index alone
+        if not semantic_installed():
+            return []
+        vectors = vectors_for(self.memory.brain)
+        own = vectors.vector_of(node.graph, node.iri)
+        if own is None:
+            return []
+        hits = vectors.search(own, limit=SIMILAR_HITS + 1, graphs=[node.graph])
+        found = []
+        for other, score in nodes_of(self.index, hits):
+            if other.iri == node.iri or score < MIN_SIMILARITY:
+                continue
+            why = f"close in meaning (cosine similarity {score:.2f} of their embeddings)"
+            reason = RelatedReason(
+                kind="semantic", basis="similarMeaning", why=why, score=round(score, 4)
+            )
+            found.append((other, reason))
         return found[:SIMILAR_HITS]
 
 

@@ -155,7 +155,8 @@ class Contradiction(BaseModel):
     kind: Literal["explicit", "lab", "similar"] = Field(
         description="explicit: a contradicts/refutes relation on the subject; lab: an Opposes "
         "relation of the lab's graph on the subject or a lab node it rests on; similar: an "
-        "opposing relation on a proposition similar to the subject"
+        "opposing relation on a proposition similar to the subject (or, when embeddings "
+        "were computed, on a lab node close in meaning to a free-text claim)"
     )
     relation: str = Field(description="contradicts, refutes, or the lab relation label")
     relationId: str | None = Field(default=None, description="id of a proposition relation")

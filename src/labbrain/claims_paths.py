@@ -6,7 +6,9 @@ relations recorded between propositions (and lab nodes), each proposition's lab 
 ``node_edges`` template that :meth:`DiscourseGraph.find_path` walks too).
 :meth:`PropositionPaths.find_contradictions` gathers what conflicts with a claim: explicit
 contradicts / refutes relations, the lab's Opposes relations, and opposing relations on
-similar propositions.
+similar propositions (sharing key terms, or, once ``labbrain embed`` computed the lab's
+vectors, close in meaning); for a free-text claim also the lab's Opposes relations on the lab
+nodes closest to it in meaning.
 """
 
 from __future__ import annotations
@@ -32,12 +34,17 @@ from labbrain.claims_models import (
     LineageHop,
     LineageResult,
 )
-from labbrain.errors import InvalidArgument
+from labbrain.embeddings import EmbeddingProvider, provider_for, semantic_installed
+from labbrain.errors import InvalidArgument, SemanticUnavailable
+from labbrain.hybrid import semantic_hits
 from labbrain.search import IndexedNode
 from labbrain.textrank import key_terms, rank, words
+from labbrain.vectors import vectors_for
 
 MAX_CANDIDATES = 3
 MAX_SIMILAR = 5
+MIN_MEANING = 0.5
+MAX_EMBEDDED = 512  # propositions compared by meaning: the most recent ones
 MAX_HOPS = 8
 ALIGNED = frozenset({"supports", "extends", "implies"})
 SOURCE_RELATION = "wasDerivedFrom"
@@ -384,18 +391,42 @@ class PropositionPaths:
             found += _recorded_opposition(relations, subject.iri, "explicit", "recorded: ", this)
             for anchor, how in self._anchors(subject, relations):
                 found += self._lab_opposition(anchor, how)
+        meaning = self._meaning()
+        if subject is None and meaning is not None:
+            found += self._closest_lab_opposition(given)
         others = [p for p in stored if subject is None or p.iri != subject.iri]
-        similar = self._similar(_text_of(subject) or given, others)
-        for proposition, shared in similar:
+        similar = self._similar(_text_of(subject) or given, others, meaning)
+        for proposition, how in similar:
             found += _recorded_opposition(
-                relations,
-                proposition.iri,
-                "similar",
-                "",
-                "the similar proposition",
-                suffix=f" (shared words: {', '.join(shared)})",
+                relations, proposition.iri, "similar", "", "the similar proposition", suffix=how
             )
         return self._answer(subject, subject_reason, similar, found, known)
+
+    def _meaning(self) -> EmbeddingProvider | None:
+        """The embedding provider, when the lab's vectors were computed with it (and it
+        loads); None otherwise: similarity then rests on shared words alone."""
+        if not semantic_installed():
+            return None
+        try:
+            provider = provider_for(self.brain.settings)
+        except SemanticUnavailable:
+            return None
+        return provider if vectors_for(self.brain).usable(provider.model_id) else None
+
+    def _closest_lab_opposition(self, text: str) -> list[_Found]:
+        """Lab oppositions on the lab nodes closest in meaning to a free-text claim."""
+        found: list[_Found] = []
+        try:
+            hits = semantic_hits(self.brain, text, limit=MAX_CANDIDATES)
+        except SemanticUnavailable:
+            return found
+        for hit in hits:
+            if hit.score < MIN_MEANING:
+                continue
+            how = f"that node is close in meaning to this claim (similarity {hit.score:.2f})"
+            for item in self._lab_opposition(hit.node, how):
+                found.append(_Found(item.item, "similar", item.relation, item.why, via=item.via))
+        return found
 
     def _lab_opposition(self, anchor: IndexedNode, how: str | None) -> list[_Found]:
         rows = queries.run(
@@ -422,22 +453,44 @@ class PropositionPaths:
         return found
 
     def _similar(
-        self, text: str, stored: list[StoredProposition]
-    ) -> list[tuple[StoredProposition, list[str]]]:
+        self,
+        text: str,
+        stored: list[StoredProposition],
+        meaning: EmbeddingProvider | None = None,
+    ) -> list[tuple[StoredProposition, str]]:
         """Propositions sharing at least two key terms with ``text`` (all, if it has fewer),
-        best first, with the shared terms."""
+        best first, then (with a provider) those close in meaning (cosine similarity at least
+        MIN_MEANING), each with how it is similar."""
         terms = key_terms(text) or list(dict.fromkeys(words(text)))
-        if not terms:
-            return []
-        need = min(2, len(terms))
-        hits = rank(" ".join(terms), stored, lambda p: p.content, limit=MAX_SIMILAR)
-        return [(hit.item, sorted(hit.matched)) for hit in hits if len(hit.matched) >= need]
+        found: list[tuple[StoredProposition, str]] = []
+        if terms:
+            need = min(2, len(terms))
+            hits = rank(" ".join(terms), stored, lambda p: p.content, limit=MAX_SIMILAR)
+            found = [
+                (hit.item, f" (shared words: {', '.join(sorted(hit.matched))})")
+                for hit in hits
+                if len(hit.matched) >= need
+            ]
+        if meaning is not None and stored:
+            seen = {p.iri for p, _ in found}
+            recent = stored[-MAX_EMBEDDED:]
+            vectors = meaning.embed([text, *(p.content for p in recent)])
+            scores = vectors[1:] @ vectors[0]
+            close = sorted(
+                ((float(s), p) for s, p in zip(scores, recent, strict=True)),
+                key=lambda pair: -pair[0],
+            )
+            for similarity, proposition in close[:MAX_SIMILAR]:
+                if similarity >= MIN_MEANING and proposition.iri not in seen:
+                    how = f" (close in meaning: similarity {similarity:.2f})"
+                    found.append((proposition, how))
+        return found
 
     def _answer(
         self,
         subject: End | None,
         subject_reason: str,
-        similar: list[tuple[StoredProposition, list[str]]],
+        similar: list[tuple[StoredProposition, str]],
         found: list[_Found],
         known: dict[str, StoredProposition],
     ) -> ContradictionsResult:

@@ -24,7 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from labbrain.core import LabBrain, versions
-from labbrain.errors import InputError, LabbrainError, SettingsError, StoreLocked
+from labbrain.errors import (
+    EndpointReadOnly,
+    InputError,
+    LabbrainError,
+    SettingsError,
+    StoreLocked,
+)
 from labbrain.export import EXPORT_FORMATS
 from labbrain.ingest import FORMATS, read_source
 from labbrain.queries import python_value
@@ -39,8 +45,20 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=
 class Context:
     """Options shared by every command."""
 
-    def __init__(self, store: str | None) -> None:
+    def __init__(
+        self,
+        store: str | None,
+        endpoint: str | None = None,
+        update_endpoint: str | None = None,
+        gsp_endpoint: str | None = None,
+    ) -> None:
         self.overrides: dict[str, Any] = {"store": store} if store else {}
+        remote = {
+            "endpoint": endpoint,
+            "update_endpoint": update_endpoint,
+            "gsp_endpoint": gsp_endpoint,
+        }
+        self.overrides.update({k: v for k, v in remote.items() if v})
 
     def settings(self, **extra: Any) -> Settings:
         """Effective settings: defaults < environment < command-line flags."""
@@ -82,11 +100,35 @@ def _fail(error: LabbrainError) -> NoReturn:
     metavar="DIR",
     help="Store directory, or :memory: (default: $LABBRAIN_STORE, else the user data dir).",
 )
+@click.option(
+    "--endpoint",
+    metavar="URL",
+    help="Use a remote SPARQL 1.1 store at this query URL instead of the embedded store "
+    "(e.g. http://localhost:7878/query; default: $LABBRAIN_ENDPOINT).",
+)
+@click.option(
+    "--update-endpoint",
+    metavar="URL",
+    help="SPARQL update URL of the remote store (default: the query URL with /query "
+    "replaced by /update).",
+)
+@click.option(
+    "--gsp-endpoint",
+    metavar="URL",
+    help="Graph Store Protocol URL of the remote store, for loads (e.g. "
+    "http://localhost:7878/store; default: loads send INSERT DATA updates).",
+)
 @click.version_option(package_name="labbrain")
 @click.pass_context
-def main(click_ctx: click.Context, store: str | None) -> None:
+def main(
+    click_ctx: click.Context,
+    store: str | None,
+    endpoint: str | None,
+    update_endpoint: str | None,
+    gsp_endpoint: str | None,
+) -> None:
     """labbrain: a knowledge server for research discourse graphs."""
-    click_ctx.obj = Context(store)
+    click_ctx.obj = Context(store, endpoint, update_endpoint, gsp_endpoint)
 
 
 pass_ctx = click.make_pass_decorator(Context)
@@ -353,7 +395,7 @@ def info(ctx: Context) -> None:
         settings = ctx.settings()
     except LabbrainError as error:
         _fail(error)
-    out.print(f"store: {settings.store}")
+    out.print(f"endpoint: {settings.endpoint}" if settings.endpoint else f"store: {settings.store}")
     table = Table(
         "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
     )
@@ -361,7 +403,8 @@ def info(ctx: Context) -> None:
         table.add_row(name, _cell(value), doc)
     out.print(table)
     out.print(", ".join(f"{name} {version}" for name, version in versions().items()))
-    if settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir():
+    local = not settings.endpoint
+    if local and (settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir()):
         out.print("store not created yet: `labbrain load` creates it")
         return
     with opened(ctx, read_only=True) as brain:
@@ -491,6 +534,9 @@ def mcp(ctx: Context) -> None:
                 "%s; serving a read-only snapshot (restart to see later loads)", locked
             )
             brain = LabBrain(settings, read_only=True)
+        except EndpointReadOnly as refused:
+            logging.getLogger("labbrain.mcp").warning("%s; serving it read-only", refused)
+            brain = LabBrain(settings, read_only=True)
     except LabbrainError as error:
         _fail(error)
     try:
@@ -506,12 +552,25 @@ def mcp(ctx: Context) -> None:
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--type", "node_type", help="Only nodes of this type label (e.g. Claim).")
 @click.option("--creator", help="Only nodes by this creator.")
+@click.option(
+    "--mode",
+    type=click.Choice(["keyword", "semantic", "hybrid"]),
+    help="keyword (BM25), semantic (embeddings: matches meaning) or hybrid (both fused). "
+    "Default: hybrid when `labbrain embed` computed vectors, else keyword.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_ctx
 def search(
-    ctx: Context, text: str, limit: int, node_type: str | None, creator: str | None, as_json: bool
+    ctx: Context,
+    text: str,
+    limit: int,
+    node_type: str | None,
+    creator: str | None,
+    mode: str | None,
+    as_json: bool,
 ) -> None:
-    """Full-text (BM25) search over node titles and content (what search_nodes answers)."""
+    """Search node titles and content (what search_nodes answers): by words, by meaning, or
+    both."""
     from labbrain.graph import DiscourseGraph
 
     with opened(ctx, read_only=True) as brain:
@@ -519,15 +578,18 @@ def search(
         if stale or gone:
             err.print("warning: the text index is out of date; run `labbrain reindex`")
         found = DiscourseGraph(brain).search_nodes(
-            text, node_type=node_type, creator=creator, limit=limit
+            text, node_type=node_type, creator=creator, limit=limit, mode=mode
         )
         if as_json:
             out.print_json(json.dumps([hit.model_dump(mode="json") for hit in found.results]))
             return
         table = Table("score", "type", "title", "creator", "created", "snippet")
+        table.caption = f"{found.count} result(s), {found.mode} search"
+        if found.note and found.note.startswith("keyword search only"):
+            table.caption += f" ({found.note.split(';')[0]})"
         for hit in found.results:
             table.add_row(
-                f"{hit.score:.2f}",
+                f"{hit.score:.2f}" if found.mode == "keyword" else f"{hit.score:.3f}",
                 hit.nodeType,
                 hit.title,
                 _cell(hit.creator),
@@ -535,3 +597,236 @@ def search(
                 hit.snippet,
             )
         out.print(table)
+
+
+# ---------------------------------------------------------------------------- console
+@main.command()
+@click.option("--update", is_flag=True, help="Allow SPARQL updates (opens the store for writing).")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Time limit of one query in seconds (default: $LABBRAIN_CONSOLE_QUERY_TIMEOUT_SECONDS).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "tsv", "turtle"]),
+    default="table",
+    show_default=True,
+    help="Result format to start with (.format changes it).",
+)
+@pass_ctx
+def console(ctx: Context, update: bool, timeout: float | None, fmt: str) -> None:
+    """Interactive SPARQL console: multi-line queries with highlighting, Tab completion and
+    history, paged tables, dot commands (.help). Read-only unless --update.
+
+    A query runs at Enter on an empty line (Alt-Enter: at once). On a store directory each
+    query runs in a child process, stopped at the time limit or by Ctrl-C. Piped input runs
+    as a script and stops at the first error."""
+    from labbrain.console import run_console
+
+    with opened(ctx, read_only=not update, console_query_timeout_seconds=timeout) as brain:
+        code = run_console(brain, update=update, fmt=fmt)
+    if code:
+        sys.exit(code)
+
+
+# ---------------------------------------------------------------------------- serve
+@main.command()
+@click.option("--host", help="Address to bind (default: $LABBRAIN_HTTP_HOST, else 127.0.0.1).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), help="Port (default 7879; 0 picks a free one)."
+)
+@click.option(
+    "--allow-update",
+    is_flag=True,
+    help="Take SPARQL updates carrying Authorization: Bearer $LABBRAIN_UPDATE_TOKEN.",
+)
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also serve MCP (streamable HTTP) at /mcp.")
+@click.option("--workers", type=click.IntRange(1, 64), help="Query worker processes.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), help="Query time limit in seconds.")
+@click.option("--max-rows", type=click.IntRange(min=1), help="Most rows of one answer.")
+@click.option("--access-log", is_flag=True, help="Log every request.")
+@pass_ctx
+def serve(
+    ctx: Context,
+    host: str | None,
+    port: int | None,
+    allow_update: bool,
+    with_mcp: bool,
+    workers: int | None,
+    timeout: float | None,
+    max_rows: int | None,
+    access_log: bool,
+) -> None:
+    """Serve the store over HTTP: a SPARQL 1.1 endpoint at /sparql, graphs at /rdf-graphs,
+    a web console at /, and with --mcp the MCP server at /mcp.
+
+    Binds to 127.0.0.1 and answers only to its own host names. Read-only unless
+    --allow-update (which needs LABBRAIN_UPDATE_TOKEN). Each query runs in a worker process
+    that is stopped at the time limit."""
+    from labbrain.http_app import serve as serve_http
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    try:
+        settings = ctx.settings(
+            http_host=host,
+            http_port=port,
+            http_query_workers=workers,
+            http_query_timeout_seconds=timeout,
+            http_max_rows=max_rows,
+        )
+        if allow_update and settings.update_token is None:
+            raise SettingsError(
+                "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
+                "Authorization: Bearer <token>)"
+            )
+        try:
+            brain = LabBrain(settings)
+        except StoreLocked as locked:
+            if allow_update:
+                raise
+            logging.getLogger("labbrain.http").warning(
+                "%s; serving it read-only (queries see its later writes)", locked
+            )
+            brain = LabBrain(settings, read_only=True)
+    except LabbrainError as error:
+        _fail(error)
+    try:
+        serve_http(brain, allow_update=allow_update, mcp=with_mcp, access_log=access_log)
+    except LabbrainError as error:
+        _fail(error)
+    finally:
+        brain.close()
+
+
+# ---------------------------------------------------------------------------- semantic
+@main.command()
+@click.option("--model", help="Embedding model: a name or a local directory (default: setting).")
+@click.option(
+    "--allow-download",
+    is_flag=True,
+    default=None,
+    help="Let the model be downloaded from the model hub if it is not on this machine.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the task's results as JSON.")
+@pass_ctx
+def embed(ctx: Context, model: str | None, allow_download: bool | None, as_json: bool) -> None:
+    """Compute the embeddings semantic and hybrid search use (needs the semantic extra).
+
+    Only nodes that are new or changed since the last run are embedded; vectors of nodes
+    that are gone are dropped. Runs as a task: Ctrl-C or cancel keeps what was computed."""
+    with opened(
+        ctx, read_only=False, embedding_model=model, embedding_allow_download=allow_download
+    ) as brain:
+        runner = TaskRunner(brain)
+        task = runner.create("embed")
+        with _embed_bar() as on_batch:
+            final = runner.start(task.task_id, inputs={"on_batch": on_batch})
+        results = final.results
+        if as_json:
+            out.print_json(json.dumps(results))
+            return
+        speed = f" ({results['textsPerSecond']:,} texts/s)" if results["textsPerSecond"] else ""
+        out.print(
+            f"embedded {results['embedded']:,} new or changed node(s) with {results['model']} "
+            f"in {results['seconds']:.1f}s{speed}; {results['unchanged']:,} unchanged, "
+            f"{results['removed']:,} removed; {results['vectors']:,} vectors"
+        )
+
+
+@contextmanager
+def _embed_bar() -> Iterator[Callable[[int, int], None]]:
+    """A batch callback drawing a progress bar of texts embedded on a terminal (stderr)."""
+    bar: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if not err.is_terminal or total == 0:
+            return
+        if "bar" not in bar:
+            drawn = Progress(
+                TextColumn("embedding"),
+                BarColumn(),
+                TextColumn("{task.completed:,.0f}/{task.total:,.0f}"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            drawn.start()
+            bar["bar"], bar["task"] = drawn, drawn.add_task("", total=total)
+        bar["bar"].update(bar["task"], completed=done)
+
+    try:
+        yield update
+    finally:
+        if "bar" in bar:
+            bar["bar"].stop()
+
+
+@main.command("eval-retrieval")
+@click.option("--dataset", help="Only this dataset (slug or IRI); default: all of them.")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["keyword", "semantic", "hybrid"]),
+    help="Modes to compare (repeatable; default: all three).",
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, writable=True),
+    default="retrieval-eval.png",
+    show_default=True,
+    help="Where to write the bar chart (PNG).",
+)
+@click.option("--no-chart", is_flag=True, help="Do not draw the chart.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_ctx
+def eval_retrieval(
+    ctx: Context,
+    dataset: str | None,
+    modes: tuple[str, ...],
+    chart: str,
+    no_chart: bool,
+    as_json: bool,
+) -> None:
+    """Measure search quality on the lab's own graph: recall@5, recall@10 and MRR of keyword,
+    semantic and hybrid search, with the lab's typed relations as the answers (a claim's
+    supporting and opposing evidence; the claims and evidence addressing or informing a
+    question). Semantic modes need `labbrain embed` first."""
+    from labbrain.retrieval_eval import evaluate, write_chart
+
+    with opened(ctx, read_only=True) as brain:
+        report = evaluate(brain, dataset, modes=list(modes) or ["keyword", "semantic", "hybrid"])
+        written = None
+        if not no_chart:
+            try:
+                written = write_chart(report, Path(chart))
+            except LabbrainError as error:
+                err.print(Text.assemble(("warning: ", "yellow"), f"no chart: {error}"))
+        if as_json:
+            out.print_json(json.dumps(report.as_dict() | {"chart": str(written or "") or None}))
+            return
+        metrics = [f"recall@{k}" for k in report.ks] + ["MRR"]
+        table = Table("task", "mode", "queries", "pairs", *metrics)
+        for task in report.tasks:
+            if not task.scores or not task.queries:
+                table.add_row(task.label, "", str(task.queries), str(task.pairs), *[""] * 3)
+                continue
+            for scores in task.scores:
+                values = [scores.recall[k] for k in report.ks] + [scores.mrr]
+                table.add_row(
+                    task.label,
+                    scores.mode,
+                    str(task.queries),
+                    str(task.pairs),
+                    *(f"{v:.3f}" for v in values),
+                )
+        table.caption = (
+            f"{', '.join(report.datasets) or 'no datasets'}; MRR over the first {report.depth}"
+        )
+        out.print(table)
+        for mode, reason in report.skipped.items():
+            out.print(f"{mode}: not measured: {reason}")
+        if written is not None:
+            out.print(f"chart: {written}")

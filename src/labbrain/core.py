@@ -18,6 +18,9 @@ from labbrain.export import export as export_graphs
 from labbrain.ingest import LoadReport, Progress, load_source
 from labbrain.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
 from labbrain.ontology import ensure_ontology
+from labbrain.remote import RemoteStore, index_directory
+from labbrain.remote_index import RefreshingTextIndex
+from labbrain.remote_sparql import STAGING_PREFIX
 from labbrain.search import SearchHit, SyncReport, TextIndex
 from labbrain.settings import Settings
 from labbrain.sparql_policy import check_query, check_update, looks_like_update
@@ -42,24 +45,52 @@ class LabBrain:
 
     Writable instances hold the store's single-writer lock until :meth:`close`. Read-only
     instances never write the store; they use the text index as it is.
+
+    With ``settings.endpoint`` the store is a remote SPARQL store (:mod:`labbrain.remote`):
+    no lock (many processes may share it), ``read_only`` refuses writes in this process, and
+    the text index is a local file per endpoint, synced at open and kept fresh with the
+    endpoint's load records (also when read-only: it is derived data, not the store).
     """
 
     def __init__(self, settings: Settings | None = None, *, read_only: bool = False) -> None:
         self.settings = settings or Settings()
         self.read_only = read_only
-        self.store: OxigraphStore = open_store(self.settings.store, read_only=read_only)
+        self.store: OxigraphStore | RemoteStore
+        if self.settings.endpoint:
+            self.store = RemoteStore.from_settings(self.settings, read_only=read_only)
+        else:
+            self.store = open_store(self.settings.store, read_only=read_only)
         try:
-            self.index = TextIndex(self._index_path(), read_only=read_only)
             self.index_sync: SyncReport | None = None
             #: Tasks found unfinished at open: their process is gone (see labbrain.tasks).
             self.interrupted_tasks: list[TaskState] = []
+            if isinstance(self.store, RemoteStore):
+                self.index = self._remote_index(self.store)
+            else:
+                self.index = TextIndex(self._index_path(), read_only=read_only)
             if not read_only:
                 ensure_ontology(self.store)
+            if isinstance(self.store, RemoteStore):
+                # Other processes may be running tasks on a shared endpoint: none is an orphan.
+                self.index_sync = self.index.sync(self.store)
+            elif not read_only:
                 self.index_sync = self.index.sync(self.store)
                 self.interrupted_tasks = TaskLedger(self.store).interrupt_orphans()
         except BaseException:
             self.store.close()
             raise
+
+    @property
+    def remote(self) -> bool:
+        """True when the store is a remote SPARQL endpoint."""
+        return isinstance(self.store, RemoteStore)
+
+    def _remote_index(self, store: RemoteStore) -> TextIndex:
+        directory = index_directory(store.location)
+        directory.mkdir(parents=True, exist_ok=True)
+        return RefreshingTextIndex(
+            directory / INDEX_FILE, store, self.settings.endpoint_index_refresh_seconds
+        )
 
     def _index_path(self) -> Path | None:
         if self.settings.in_memory:
@@ -150,8 +181,10 @@ class LabBrain:
             raise
 
     def graphs(self) -> list[dict[str, Any]]:
-        """Every named graph with its triple count, sorted by IRI."""
-        return queries.run(self.store, "graph_sizes")
+        """Every named graph with its triple count, sorted by IRI (a remote store's staging
+        graphs, i.e. loads in flight or left by a process that died, are not listed)."""
+        rows = queries.run(self.store, "graph_sizes")
+        return [row for row in rows if not str(row["graph"]).startswith(STAGING_PREFIX)]
 
     def stats(self, graph: str | None = None) -> Stats:
         """Counts over the dataset graphs (or one of them)."""

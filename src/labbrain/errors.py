@@ -10,7 +10,9 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     ├── StoreError
     │   ├── StoreLocked(path)              another process holds the writer lock
     │   ├── StoreNotFound(path)            a read-only command on a store that does not exist
-    │   └── StoreReadOnly(operation)       a write on a store opened read-only
+    │   ├── StoreReadOnly(operation)       a write on a store opened read-only
+    │   └── EndpointError(url, reason)     a remote SPARQL store failed or refused a request
+    │       └── EndpointReadOnly(url)      it refused a write (a read-only endpoint)
     ├── InputError                         the user's input is wrong; nothing was written
     │   ├── ExportFormatError(path, reason, position)
     │   ├── InputTooLarge(path, reason)
@@ -27,6 +29,8 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     ├── NoDomainSelected(missing)          a memory tool before create_domain / select_domain
     ├── InvalidArgument(name, reason)
     │   └── PathNotAllowed(path, reason)   a file outside the directories the user allowed
+    ├── SemanticUnavailable(reason)        semantic search asked for without its extra, model
+    │                                      or vectors
     ├── TaskError
     │   ├── InvalidTransition(task, status, event)
     │   └── TaskCancelled(task)            raised inside a task's work when it is cancelled
@@ -75,6 +79,28 @@ class StoreReadOnly(StoreError):
     def __init__(self, operation: str) -> None:
         self.operation = operation
         super().__init__(f"{operation} needs write access, but the store was opened read-only")
+
+
+class EndpointError(StoreError):
+    """A remote SPARQL store (``--endpoint``) could not be reached, refused a request, or
+    answered with something broken. ``url`` names the endpoint, never its credentials."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"SPARQL endpoint {url}: {reason}")
+
+
+class EndpointReadOnly(EndpointError):
+    """A remote SPARQL store refused a write (HTTP 403 or 405): it serves reads only."""
+
+    def __init__(self, url: str, status: int) -> None:
+        self.status = status
+        super().__init__(
+            url,
+            f"refused the write (HTTP {status}): the endpoint is read-only, or the "
+            "credentials in LABBRAIN_ENDPOINT_AUTH may not write",
+        )
 
 
 class InputError(LabbrainError):
@@ -135,6 +161,7 @@ class QuerySyntaxError(QueryError):
     """The SPARQL text does not parse; ``line`` and ``column`` are 1-based when known."""
 
     def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
         self.line = line
         self.column = column
         where = f" (line {line}, column {column})" if line is not None else ""
@@ -247,6 +274,17 @@ class PathNotAllowed(InvalidArgument):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         super().__init__("path", f"{path}: {reason}")
+
+
+class SemanticUnavailable(LabbrainError):
+    """Semantic search (or embedding) was asked for, but something it needs is missing: the
+    ``semantic`` extra, the embedding model, or the vectors. ``reason`` says how to fix it."""
+
+    exit_code = 2
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"semantic search unavailable: {reason}")
 
 
 class TaskError(LabbrainError):

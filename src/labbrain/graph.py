@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from labbrain import queries
+from labbrain import hybrid, queries
 from labbrain.core import LabBrain
 from labbrain.errors import DatasetNotFound, InvalidArgument, NodeNotFound
 from labbrain.models import (
@@ -136,19 +136,25 @@ class DiscourseGraph:
         descending: bool = True,
         limit: int = 10,
         dataset: str | None = None,
+        mode: str | None = None,
     ) -> SearchNodesResult:
-        """BM25 search over titles and content, filtered and ordered."""
+        """Search over titles and content, filtered and ordered: keyword (BM25), semantic
+        (embeddings) or hybrid (both fused); without a mode, hybrid when vectors exist, else
+        keyword (see :mod:`labbrain.hybrid`)."""
         if not query.strip():
             raise InvalidArgument("query", "give one or more words to search for")
-        hits = self.brain.index.search(
+        found = hybrid.search(
+            self.brain,
             query,
+            mode=mode,
             limit=limit,
             graphs=self.datasets(dataset),
-            node_type=self.node_types_matching(node_type),
+            node_types=self.node_types_matching(node_type),
             creator=creator or None,
             order_by=order_by,
             descending=descending,
         )
+        hits = found.hits
         results = [
             SearchResult(
                 **node_ref(hit.node).model_dump(),
@@ -164,7 +170,9 @@ class DiscourseGraph:
             note = f"showing the first {limit}; raise limit (up to 100) or add filters for more"
         elif not results:
             note = "no match; try other words, or get_schema for node types and datasets"
-        return SearchNodesResult(results=results, count=len(results), note=note)
+        if found.note:
+            note = f"{found.note}; {note}" if note else found.note
+        return SearchNodesResult(results=results, count=len(results), mode=found.mode, note=note)
 
     # ------------------------------------------------------------------ one node
     def _edges(self, node: IndexedNode) -> list[_EdgeRow]:

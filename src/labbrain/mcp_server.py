@@ -108,13 +108,24 @@ def build_server(brain: LabBrain) -> MCPServer:
         ] = "desc",
         limit: Annotated[int, Field(ge=1, le=100, description="at most this many results")] = 10,
         dataset: Dataset = None,
+        mode: Annotated[
+            Literal["keyword", "semantic", "hybrid"] | None,
+            Field(
+                description="keyword: BM25 over the words; semantic: by meaning (finds "
+                "paraphrases that share no word); hybrid: both fused. Default: hybrid when "
+                "embeddings were computed (embed_nodes), else keyword"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchNodesResult]:
-        """Find discourse nodes (Questions, Claims, Evidence, Results, ...) by keywords.
+        """Find discourse nodes (Questions, Claims, Evidence, Results, ...) by keywords or
+        by meaning.
 
-        Full-text BM25 search over titles and content, title matches first; filter by node
-        type, creator or dataset, or sort by date or title. Each result has uid, type,
-        title, creator, created date, url, a snippet around the match and its image count.
-        Next: get_node(uid) for the full text and links; cite creator and url."""
+        Keyword mode is full-text BM25 over titles and content, title matches first;
+        semantic mode compares meanings (embeddings), so "kids are less susceptible" finds
+        "children have a lower attack rate"; hybrid fuses both rankings. Filter by node type,
+        creator or dataset, or sort by date or title. Each result has uid, type, title,
+        creator, created date, url, a snippet and its image count; `mode` says how they were
+        found. Next: get_node(uid) for the full text and links; cite creator and url."""
         return call(
             lambda: graph.search_nodes(
                 query,
@@ -124,6 +135,7 @@ def build_server(brain: LabBrain) -> MCPServer:
                 descending=sortDirection == "desc",
                 limit=limit,
                 dataset=dataset,
+                mode=mode,
             )
         )
 

@@ -155,6 +155,25 @@ def register(server: MCPServer, context: ToolContext) -> None:
             raise ToolError(str(error)) from None
         return await waited(task.task_id, waitSeconds, ctx)
 
+    @tool(server, "Compute embeddings", WRITE)
+    async def embed_nodes(
+        ctx: Context, waitSeconds: WaitSeconds = 0
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Compute the embeddings that semantic and hybrid search_nodes use, as a background
+        task: only nodes that are new or changed since the last run are embedded (about 20-60
+        nodes a second on a small CPU, so a big graph takes minutes).
+
+        Answers at once with the task; poll get_task(task_id): results.embedded of
+        results.toEmbed shows progress, and when completed search_nodes uses hybrid search by
+        default. Fails with a message saying what to install when the semantic extra or the
+        embedding model is missing. Cancelling keeps the vectors computed so far."""
+        try:
+            task = runner.create("embed")
+            runner.start(task.task_id, background=True)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return await waited(task.task_id, waitSeconds, ctx)
+
     @tool(server, "Get task")
     async def get_task(
         taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
@@ -177,8 +196,8 @@ def register(server: MCPServer, context: ToolContext) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="at most this many")] = 20,
     ) -> Annotated[CallToolResult, TaskList]:
-        """List tasks (loads, reindexing), newest first, with status, step, progress, the file
-        an ingest task loads and the last error of a failed one.
+        """List tasks (loads, reindexing, embedding), newest first, with status, step,
+        progress, the file an ingest task loads and the last error of a failed one.
 
         Use to find a task id, or to see whether work was interrupted. Next: get_task(task_id)
         for one task's full history and results."""

@@ -31,7 +31,10 @@ class SearchResult(NodeRef):
     modified: str | None
     snippet: str = Field(description="text around the match, matches in **bold**")
     imageCount: int
-    score: float = Field(description="BM25 relevance, higher is better")
+    score: float = Field(
+        description="relevance, higher is better: BM25 (keyword), cosine similarity "
+        "(semantic) or reciprocal-rank fusion (hybrid)"
+    )
 
 
 class SearchNodesResult(BaseModel):
@@ -39,6 +42,9 @@ class SearchNodesResult(BaseModel):
 
     results: list[SearchResult]
     count: int
+    mode: Literal["keyword", "semantic", "hybrid"] = Field(
+        default="keyword", description="how the results were found"
+    )
     note: str | None = None
 
 

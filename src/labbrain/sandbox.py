@@ -4,7 +4,10 @@ pyoxigraph has no query timeout and a running query cannot be interrupted, so a 
 on-disk store runs in a forked child process over a read-only snapshot; the parent waits at
 most ``seconds`` and kills the child after that. Results are capped in rows and characters.
 In-memory stores (tests, throwaway sessions) cannot be shared with a child: their queries run
-in-process with the row and size caps but no time limit.
+in-process with the row and size caps but no time limit. On a remote store (``--endpoint``)
+the server does the work: the query is sent from this process with the time limit as its
+request time limit, and the answer is dropped unread when it comes later (set the server's
+own limit too, e.g. ``oxigraph serve --timeout-s``, so that it stops working on it).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from labbrain.errors import (
 )
 from labbrain.models import SparqlResult
 from labbrain.queries import python_value
+from labbrain.remote import RemoteStore
 from labbrain.sparql_policy import check_query, looks_like_update
 from labbrain.store import OxigraphStore, QuadStore, open_store
 
@@ -86,12 +90,24 @@ def _child(conn: Connection, location: str, query: str, limit: int, max_chars: i
 
 
 def run_query(
-    store: OxigraphStore, query: str, *, limit: int, max_chars: int, seconds: float
+    store: OxigraphStore | RemoteStore,
+    query: str,
+    *,
+    limit: int,
+    max_chars: int,
+    seconds: float,
 ) -> SparqlResult:
     """Run a read-only SELECT / ASK / CONSTRUCT / DESCRIBE; the default graph is the union of
-    all graphs. Updates, SERVICE and LOAD are refused; the time limit holds on disk stores."""
+    all graphs. Updates, SERVICE and LOAD are refused; the time limit holds on disk and
+    remote stores."""
     check_query(query)
     _check_parses(query)
+    if isinstance(store, RemoteStore):
+        limited = store.with_timeout(seconds)
+        try:
+            return _answer(limited, query, limit, max_chars)
+        finally:
+            limited.close()
     if store.location == ":memory:":
         return _answer(store, query, limit, max_chars)
     context = multiprocessing.get_context("fork")

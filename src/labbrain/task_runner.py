@@ -238,7 +238,8 @@ class TaskRunner:
             self._finish(task_id, "complete", "completed", results)
         except TaskCancelled:
             where = self._live[task_id].current_step
-            self._finish(task_id, "cancel", f"cancelled during {where}; nothing was kept")
+            kept = CANCEL_NOTES.get(state.kind, "nothing was kept")
+            self._finish(task_id, "cancel", f"cancelled during {where}; {kept}")
             if raise_errors:
                 raise
         except KeyboardInterrupt:
@@ -401,5 +402,60 @@ def run_reindex(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[s
     return {"datasets": len(datasets), "indexed": report.reindexed, "removed": report.removed}
 
 
+# ---------------------------------------------------------------------- embed
+def run_embed(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[str, Any]:
+    """Embed the nodes that are new or changed since the last run (every node for another
+    model) into the vector index, batch by batch, and drop the vectors of nodes that are gone.
+
+    Each batch is committed: a cancelled or interrupted run keeps the vectors computed so far
+    and the next run (or a resume) continues from there. Progress is noted in the results
+    (``embedded`` of ``toEmbed``); ``inputs["on_batch"](done, total)``, when given, is called
+    before each batch and at the end."""
+    from labbrain.embeddings import provider_for
+    from labbrain.vectors import vectors_for
+
+    del state  # the plan is made again from the indexes: nothing to carry over
+    steps.enter("scan")
+    provider = provider_for(brain.settings)
+    vectors = vectors_for(brain)
+    plan = vectors.plan(brain.index, provider.model_id)
+    total = len(plan.todo)
+    steps.note(model=provider.model_id, toEmbed=total, unchanged=plan.unchanged, embedded=0)
+    on_batch = steps.inputs.get("on_batch")
+    steps.enter("embed")
+    started = time.monotonic()
+
+    def before_batch(done: int) -> None:
+        steps.enter("embed")  # where a cancellation takes effect
+        steps.note(embedded=done)
+        if on_batch is not None:
+            on_batch(done, total)
+
+    embedded = vectors.update(
+        provider, plan, batch_size=brain.settings.embedding_batch_size, before_batch=before_batch
+    )
+    seconds = time.monotonic() - started
+    if on_batch is not None:
+        on_batch(embedded, total)
+    steps.enter("prune")
+    removed = vectors.remove(plan.orphans)
+    return {
+        "model": provider.model_id,
+        "dimension": provider.dimension,
+        "toEmbed": total,
+        "embedded": embedded,
+        "unchanged": plan.unchanged,
+        "removed": removed,
+        "vectors": vectors.count(),
+        "seconds": round(seconds, 3),
+        "textsPerSecond": round(embedded / seconds, 1) if embedded and seconds > 0 else None,
+    }
+
+
+#: What a cancelled run of a workflow leaves behind (default: nothing).
+CANCEL_NOTES: dict[str, str] = {
+    "embed": "the vectors computed so far were kept; embed again to continue",
+}
+
 #: The work of each workflow.
-EXECUTORS: dict[str, Executor] = {"ingest": run_ingest, "reindex": run_reindex}
+EXECUTORS: dict[str, Executor] = {"ingest": run_ingest, "reindex": run_reindex, "embed": run_embed}

@@ -1,7 +1,7 @@
 """Durable task state: workflows and transitions declared as data, checkpoints in the store.
 
-A task is one run of a workflow (``ingest``, ``reindex``): a fixed list of steps. Its state
-(:class:`TaskState`) changes only through events, and only as :data:`TRANSITIONS` allows::
+A task is one run of a workflow (``ingest``, ``reindex``, ``embed``): a fixed list of steps.
+Its state (:class:`TaskState`) changes only through events, and only as :data:`TRANSITIONS` allows::
 
     pending ──start──▶ in_progress ──advance──▶ in_progress ──complete──▶ completed
        │                  │  │  └──fail──▶ error
@@ -77,6 +77,11 @@ WORKFLOWS: dict[str, Workflow] = {
             "reindex",
             ("scan", "index"),
             "rebuild the text index of every dataset from the store",
+        ),
+        Workflow(
+            "embed",
+            ("scan", "embed", "prune"),
+            "compute the embeddings of new or changed nodes for semantic search",
         ),
     )
 }

@@ -1,0 +1,216 @@
+"""Remote-store benchmark: the same loads and reads on the embedded store and on a real
+Oxigraph server (``oxigraph serve``), side by side in one run.
+
+For each size N it generates (or reuses) ``bench/out/dg-N.jsonld`` with ``generate.py`` and
+times, each on a fresh store (a new directory, or a new server over a new directory):
+
+``embedded``
+    ``LabBrain(Settings(store=DIR)).load(FILE)``.
+``remote gsp``
+    the same load with ``--endpoint .../query --gsp-endpoint .../store``: the data goes to a
+    staging graph by Graph Store Protocol POSTs, then one update moves it into place.
+``remote insert``
+    the same without a GSP endpoint: the data goes by chunked ``INSERT DATA`` updates.
+``remote reload``
+    loading the same file again over GSP (the commit also drops the old graph).
+
+and then, on each store, the median of 20 ``stats()`` calls (four template queries) and of
+20 ``get_node`` tool calls. Methods rotate between rounds. Results go to
+``bench/results/remote.md`` and ``remote.json``.
+
+Usage::
+
+    python bench/bench_remote.py --sizes 1000,20000 --repeat 3 --repeat-large 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+OUT_DIR = BENCH_DIR / "out"
+RESULTS_DIR = BENCH_DIR / "results"
+OXIGRAPH = Path(sysconfig.get_path("scripts")) / "oxigraph"
+METHODS = ("embedded", "remote gsp", "remote insert")
+READS = 20
+
+sys.path.insert(0, str(BENCH_DIR))
+from generate import write_export  # noqa: E402
+from labbrain.core import LabBrain  # noqa: E402
+from labbrain.graph import DiscourseGraph  # noqa: E402
+from labbrain.settings import Settings  # noqa: E402
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def oxigraph(directory: Path) -> Iterator[str]:
+    """An Oxigraph server over ``directory``; yields its base URL."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(OXIGRAPH), "serve", "--location", str(directory), "--bind", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    while True:
+        try:
+            urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2).read()
+            break
+        except OSError:
+            assert process.poll() is None, "oxigraph did not start"
+            time.sleep(0.01)
+    try:
+        yield base
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def _reads(brain: LabBrain, uid: str) -> dict[str, float]:
+    graph = DiscourseGraph(brain)
+    stats, nodes = [], []
+    for _ in range(READS):
+        started = time.perf_counter()
+        brain.stats()
+        stats.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        graph.get_node(uid)
+        nodes.append(time.perf_counter() - started)
+    return {
+        "stats_ms": statistics.median(stats) * 1000,
+        "get_node_ms": statistics.median(nodes) * 1000,
+    }
+
+
+def measure(method: str, export: Path, scratch: Path) -> dict[str, Any]:
+    """One measurement on a fresh store; seconds of the load (and reload), read latencies."""
+    os.environ["XDG_DATA_HOME"] = str(scratch / "xdg")
+    with store_settings(method, scratch) as settings, LabBrain(settings) as brain:
+        started = time.perf_counter()
+        report = brain.load(str(export))
+        seconds = time.perf_counter() - started
+        result: dict[str, Any] = {"method": method, "seconds": seconds, "quads": report.quads}
+        if method == "remote gsp":
+            started = time.perf_counter()
+            brain.load(str(export))
+            result["reload_seconds"] = time.perf_counter() - started
+        uid = brain.index.nodes(limit=1)[0][0].uid
+        result.update(_reads(brain, uid))
+    return result
+
+
+@contextmanager
+def store_settings(method: str, scratch: Path) -> Iterator[Settings]:
+    if method == "embedded":
+        yield Settings(store=str(scratch / "store"))
+        return
+    with oxigraph(scratch / "oxigraph") as base:
+        gsp = base + "/store" if method == "remote gsp" else None
+        yield Settings(endpoint=base + "/query", gsp_endpoint=gsp)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,20000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat-large", type=int, default=1, help="rounds for N >= 20,000")
+    args = parser.parse_args(argv)
+    for name in [n for n in os.environ if n.startswith("LABBRAIN_")]:
+        del os.environ[name]
+    OUT_DIR.mkdir(exist_ok=True)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    started = time.time()
+    load_at_start = os.getloadavg()
+    rows: list[dict[str, Any]] = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        export = OUT_DIR / f"dg-{n}.jsonld"
+        if not export.exists():
+            write_export(export, n, seed=0)
+        rounds = args.repeat_large if n >= 20_000 else args.repeat
+        for number in range(rounds):
+            order = METHODS[number % 3 :] + METHODS[: number % 3]
+            for method in order:
+                with tempfile.TemporaryDirectory(dir="/tmp") as scratch:
+                    row = measure(method, export, Path(scratch))
+                row.update(n=n, round=number + 1)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    write_results(rows, args, time.time() - started, load_at_start)
+    return 0
+
+
+def _median(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if key in r]
+    return statistics.median(values) if values else None
+
+
+def write_results(
+    rows: list[dict[str, Any]], args: argparse.Namespace, seconds: float, load: tuple[float, ...]
+) -> None:
+    cpu = platform.processor() or platform.machine()
+    lines = [
+        "# Remote store benchmark",
+        "",
+        f"- Date: {datetime.now(UTC).isoformat(timespec='seconds')}; {seconds:.0f} s in all",
+        f"- Command: `python bench/bench_remote.py --sizes {args.sizes} --repeat {args.repeat}"
+        f" --repeat-large {args.repeat_large}`",
+        f"- Machine: {cpu}, {os.cpu_count()} cores; {platform.platform()}; Python "
+        f"{platform.python_version()}; load average at start "
+        f"{' '.join(f'{x:.2f}' for x in load)}",
+        f"- Versions: labbrain {version('labbrain')}, pyoxigraph {version('pyoxigraph')}, "
+        f"oxigraph server {version('oxigraph')}; server and client on one machine (loopback)",
+        "",
+        "| N | method | rounds | quads | load s (median) | vs embedded | reload s | "
+        "stats() ms | get_node ms |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sorted({r["n"] for r in rows}):
+        base = _median([r for r in rows if r["n"] == n and r["method"] == "embedded"], "seconds")
+        for method in METHODS:
+            chosen = [r for r in rows if r["n"] == n and r["method"] == method]
+            load_s = _median(chosen, "seconds") or 0.0
+            reload_s = _median(chosen, "reload_seconds")
+            lines.append(
+                f"| {n:,} | {method} | {len(chosen)} | {chosen[0]['quads']:,} | {load_s:.2f} | "
+                f"{load_s / base if base else 0:.1f}x | "
+                f"{'' if reload_s is None else f'{reload_s:.2f}'} | "
+                f"{_median(chosen, 'stats_ms'):.1f} | {_median(chosen, 'get_node_ms'):.1f} |"
+            )
+    lines += [
+        "",
+        "Medians over rounds, timed in one process around `LabBrain.load` (parse, analysis, "
+        "index, and for the remote store the staging writes and the commit) and around the "
+        f"reads ({READS} calls each, median). The remote stores are fresh `oxigraph serve` "
+        "processes over empty directories. Timings compare only within this run.",
+        "",
+    ]
+    (RESULTS_DIR / "remote.md").write_text("\n".join(lines), encoding="utf-8")
+    (RESULTS_DIR / "remote.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

