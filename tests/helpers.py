@@ -1,25 +1,70 @@
-"""Helpers shared by tests: canonical views of graphs and store snapshots."""
+"""Helpers shared by tests: canonical views of graphs and store snapshots, an in-process MCP
+client, and killing a load mid-write."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mcp import Client
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, NamedNode, Quad
 
 from labbrain.core import LabBrain
+from labbrain.mcp_server import build_server
 from labbrain.namespaces import TASKS_GRAPH
 from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 
 _FIXED = NamedNode("urn:test:graph")
+
+Json = dict[str, Any]
+
+
+class InProcessTools:
+    """The MCP tools of one server over ``brain``, each call through its own in-process
+    client. Arguments go as a mapping, as keywords, or both."""
+
+    def __init__(self, brain: LabBrain) -> None:
+        self.brain = brain
+        self.server = build_server(brain)
+
+    def call(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, /, **more: Any
+    ) -> tuple[bool, Json | None, str]:
+        """(isError, structured content, text) of one call."""
+
+        async def main() -> tuple[bool, Json | None, str]:
+            async with Client(self.server) as client:
+                result = await client.call_tool(tool, {**(arguments or {}), **more})
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            return bool(result.is_error), result.structured_content, text
+
+        return asyncio.run(main())
+
+    def ok(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **more: Any) -> Json:
+        """The structured answer of a call that must succeed; its text is the same JSON."""
+        is_error, structured, text = self.call(tool, arguments, **more)
+        assert not is_error, text
+        assert structured is not None and json.loads(text) == structured
+        return structured
+
+    def error(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **more: Any) -> str:
+        """The message of a call that must fail, without the SDK's prefix; it never shows a
+        traceback or a server path."""
+        is_error, _, text = self.call(tool, arguments, **more)
+        assert is_error, text[:300]
+        assert "Traceback" not in text and "/tmp" not in text
+        return text.removeprefix(f"Error executing tool {tool}: ")
 
 
 def canonical(brain: LabBrain, graph: str) -> set[str]:

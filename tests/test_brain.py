@@ -20,12 +20,10 @@ import pytest
 from mcp import Client
 
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, MakeSettings, settings_for
-from helpers import count, select
+from helpers import InProcessTools, Json, count, select
 from labbrain.core import LabBrain
-from labbrain.mcp_server import build_server
 from labbrain.textrank import key_terms
 
-Json = dict[str, Any]
 PROJECT_GRAPH = "urn:labbrain:project:membrane-tension"
 DESCRIPTION = (
     "Membrane tension and endocytic actin: how membrane tension changes actin force "
@@ -86,35 +84,6 @@ def typed_neighbours(uid: str) -> set[str]:
 # ---------------------------------------------------------------------------------------
 
 
-class Tools:
-    """The tools of one server (one session), called through an in-process MCP client."""
-
-    def __init__(self, brain: LabBrain) -> None:
-        self.brain = brain
-        self.server = build_server(brain)
-
-    def answer(self, tool: str, /, **arguments: Any) -> tuple[bool, Json | None, str]:
-        async def main() -> tuple[bool, Json | None, str]:
-            async with Client(self.server) as client:
-                result = await client.call_tool(tool, arguments)
-            text = "".join(getattr(c, "text", "") for c in result.content)
-            return bool(result.is_error), result.structured_content, text
-
-        return asyncio.run(main())
-
-    def ok(self, tool: str, /, **arguments: Any) -> Json:
-        is_error, structured, text = self.answer(tool, **arguments)
-        assert not is_error, text
-        assert structured is not None and json.loads(text) == structured
-        return structured
-
-    def fails(self, tool: str, /, **arguments: Any) -> str:
-        is_error, _, text = self.answer(tool, **arguments)
-        assert is_error, text
-        assert "Traceback" not in text and "/tmp" not in text
-        return text
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """Every test here that uses a shared store fixture runs on the embedded store and on a
@@ -123,12 +92,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def tools(sample_brain: LabBrain) -> Tools:
-    return Tools(sample_brain)
+def tools(sample_brain: LabBrain) -> InProcessTools:
+    return InProcessTools(sample_brain)
 
 
 @pytest.fixture
-def project(tools: Tools) -> Tools:
+def project(tools: InProcessTools) -> InProcessTools:
     """The tools with the project "Membrane tension" created and active."""
     tools.ok("create_project", name="Membrane tension", description=DESCRIPTION)
     return tools
@@ -151,7 +120,7 @@ def all_quads(brain: LabBrain) -> int:
 # ---------------------------------------------------------------------------------------
 
 
-def test_project_lifecycle(tools: Tools) -> None:
+def test_project_lifecycle(tools: InProcessTools) -> None:
     created = tools.ok("create_project", name="Membrane tension", description=DESCRIPTION)
     summary = created["project"]
     assert {k: v for k, v in summary.items() if k != "created"} == {
@@ -195,11 +164,11 @@ def test_project_lifecycle(tools: Tools) -> None:
     named = tools.ok("get_project_context", project="membrane-tension")
     assert named["project"]["description"] == DESCRIPTION
 
-    assert "exists already" in tools.fails("create_project", name="membrane  TENSION")
-    assert "no project 'nope'" in tools.fails("set_active_project", project="nope")
-    assert "no project 'nope'" in tools.fails("get_project_context", project="nope")
-    assert "ASCII letter or digit" in tools.fails("create_project", name="!!!")
-    assert "must not be empty" in tools.fails("create_project", name="  ")
+    assert "exists already" in tools.error("create_project", name="membrane  TENSION")
+    assert "no project 'nope'" in tools.error("set_active_project", project="nope")
+    assert "no project 'nope'" in tools.error("get_project_context", project="nope")
+    assert "ASCII letter or digit" in tools.error("create_project", name="!!!")
+    assert "must not be empty" in tools.error("create_project", name="  ")
 
     cleared = tools.ok("set_active_project")
     assert cleared == {
@@ -208,10 +177,10 @@ def test_project_lifecycle(tools: Tools) -> None:
         "availableActions": ["list_projects", "create_project"],
     }
     assert tools.ok("list_projects")["active"] is None
-    assert "no project is active" in tools.fails("get_project_context")
+    assert "no project is active" in tools.error("get_project_context")
 
 
-def test_a_fresh_store_has_no_projects(tools: Tools) -> None:
+def test_a_fresh_store_has_no_projects(tools: InProcessTools) -> None:
     assert tools.ok("list_projects") == {
         "projects": [],
         "active": None,
@@ -225,7 +194,7 @@ def test_a_fresh_store_has_no_projects(tools: Tools) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def test_get_node_records_a_visit_only_while_a_project_is_active(tools: Tools) -> None:
+def test_get_node_records_a_visit_only_while_a_project_is_active(tools: InProcessTools) -> None:
     brain = tools.brain
     tools.ok("get_node", uid="ntE1a3kG3")
     assert count(brain, f"GRAPH ?g {{ {VISITS} }}") == 0  # no project yet
@@ -274,8 +243,8 @@ def test_get_node_records_a_visit_only_while_a_project_is_active(tools: Tools) -
     tools.ok("record_visit", uid="ntE1a3kG3", project="membrane-tension")
     assert count(brain, f"GRAPH ?g {{ {VISITS} }}") == 5
 
-    assert "no node with uid Xx0000000" in tools.fails("record_visit", uid="Xx0000000")
-    assert "no project is active" in tools.fails("record_visit", uid="ntE1a3kG3")
+    assert "no node with uid Xx0000000" in tools.error("record_visit", uid="Xx0000000")
+    assert "no project is active" in tools.error("record_visit", uid="ntE1a3kG3")
     assert count(brain, f"GRAPH ?g {{ {VISITS} }}") == 5
 
 
@@ -284,7 +253,7 @@ def test_get_node_records_a_visit_only_while_a_project_is_active(tools: Tools) -
 # ---------------------------------------------------------------------------------------
 
 
-def test_log_finding_from_a_node_and_from_a_web_page(project: Tools) -> None:
+def test_log_finding_from_a_node_and_from_a_web_page(project: InProcessTools) -> None:
     logged = project.ok(
         "log_finding",
         content="Tension roughly triples after hypo-osmotic shock.",
@@ -353,16 +322,18 @@ def test_log_finding_from_a_node_and_from_a_web_page(project: Tools) -> None:
         ({"content": "x", "project": "nope"}, "no project 'nope'"),
     ],
 )
-def test_log_finding_refuses_bad_input(project: Tools, arguments: Json, message: str) -> None:
-    assert message in project.fails("log_finding", **arguments)
+def test_log_finding_refuses_bad_input(
+    project: InProcessTools, arguments: Json, message: str
+) -> None:
+    assert message in project.error("log_finding", **arguments)
     assert count(project.brain, f"GRAPH ?g {{ {FINDINGS} }}") == 0
 
 
-def test_log_finding_needs_a_project(tools: Tools) -> None:
-    assert "no project is active" in tools.fails("log_finding", content="x")
+def test_log_finding_needs_a_project(tools: InProcessTools) -> None:
+    assert "no project is active" in tools.error("log_finding", content="x")
 
 
-def test_list_and_delete_findings(project: Tools) -> None:
+def test_list_and_delete_findings(project: InProcessTools) -> None:
     ids = [
         project.ok("log_finding", content=text, sourceUid=uid, tags=tags)["finding"]["id"]
         for text, uid, tags in [
@@ -410,18 +381,18 @@ def test_list_and_delete_findings(project: Tools) -> None:
     iri = f"urn:labbrain:finding:{ids[1]}"
     assert count(project.brain, f"GRAPH ?g {{ <{iri}> ?p ?o }}") == 0
 
-    assert f"no finding '{ids[1]}'" in project.fails("delete_finding", findingId=ids[1])
-    assert "no finding 'abc'" in project.fails("delete_finding", findingId="abc")
-    assert "no finding 'a b'" in project.fails("delete_finding", findingId="a b")
-    assert "list_findings" in project.fails("delete_finding", findingId="abc")
+    assert f"no finding '{ids[1]}'" in project.error("delete_finding", findingId=ids[1])
+    assert "no finding 'abc'" in project.error("delete_finding", findingId="abc")
+    assert "no finding 'a b'" in project.error("delete_finding", findingId="a b")
+    assert "list_findings" in project.error("delete_finding", findingId="abc")
     assert project.ok("delete_finding", findingId=iri.replace(ids[1], ids[2]))["findings"] == 1
 
 
-def test_list_findings_of_an_empty_project(project: Tools) -> None:
+def test_list_findings_of_an_empty_project(project: InProcessTools) -> None:
     empty = project.ok("list_findings")
     assert empty["findings"] == [] and empty["total"] == 0
     assert empty["note"] == "no findings yet; log_finding records what you learn"
-    assert project.answer("list_findings", limit=0)[0] is True
+    assert project.call("list_findings", limit=0)[0] is True
 
 
 # ---------------------------------------------------------------------------------------
@@ -436,7 +407,7 @@ def _steps(answer: Json) -> list[tuple[str, str, Json, str | None]]:
     ]
 
 
-def test_next_steps_at_cold_start_search_the_description_terms(project: Tools) -> None:
+def test_next_steps_at_cold_start_search_the_description_terms(project: InProcessTools) -> None:
     project.ok("get_node", uid="ntE1a3kG3")  # one visit: still below 3
     answer = project.ok("suggest_next_steps")
     assert (answer["stage"], answer["visits"], answer["findings"]) == ("coldStart", 1, 0)
@@ -458,7 +429,7 @@ def test_next_steps_at_cold_start_search_the_description_terms(project: Tools) -
     assert hits["count"] > 0
 
 
-def test_next_steps_when_exploring_synthesise_what_was_read(project: Tools) -> None:
+def test_next_steps_when_exploring_synthesise_what_was_read(project: InProcessTools) -> None:
     for uid in ["ntE1a3kG3", "D6SNboBqO", "ntE1a3kG3", "Q9ovjDVZl", "D6SNboBqO", "OHuPx55wG"]:
         project.ok("get_node", uid=uid)
     project.ok("log_finding", content="Calibrated counts: about 200.", sourceUid="Q9ovjDVZl")
@@ -486,7 +457,7 @@ def test_next_steps_when_exploring_synthesise_what_was_read(project: Tools) -> N
     assert answer["steps"][0]["node"] == ref("D6SNboBqO")
 
 
-def test_next_steps_when_converging_formulate_close_and_check(project: Tools) -> None:
+def test_next_steps_when_converging_formulate_close_and_check(project: InProcessTools) -> None:
     # tcr57uJJn opposes and 2F9lRQoGq supports claim n95t43O4n; vhiPVy5Md opposes claim
     # PZoyo3KsD; result eOH6CyD9K supports or opposes nothing and informs question pC155haSN,
     # which no claim addresses.
@@ -538,7 +509,7 @@ def test_next_steps_when_converging_formulate_close_and_check(project: Tools) ->
 def test_stage_thresholds_come_from_the_settings(make_settings: MakeSettings) -> None:
     with LabBrain(make_settings(brain_exploration_visits=1)) as brain:
         brain.load(str(SAMPLE))
-        tools = Tools(brain)
+        tools = InProcessTools(brain)
         tools.ok("create_project", name="Tiny", description="Myosin anchoring")
         tools.ok("get_node", uid="vhiPVy5Md")
         answer = tools.ok("suggest_next_steps", project="tiny")
@@ -550,8 +521,8 @@ def test_stage_thresholds_come_from_the_settings(make_settings: MakeSettings) ->
     assert [s["call"]["tool"] for s in answer["steps"]] == ["get_node", "log_finding"]
 
 
-def test_next_steps_need_a_project(tools: Tools) -> None:
-    assert "no project is active" in tools.fails("suggest_next_steps")
+def test_next_steps_need_a_project(tools: InProcessTools) -> None:
+    assert "no project is active" in tools.error("suggest_next_steps")
 
 
 # ---------------------------------------------------------------------------------------
@@ -572,7 +543,11 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     sample_brain: LabBrain,
 ) -> None:
     node = "D6SNboBqO"  # Evidence: Supports A2LIsqtOL, jmpAZW8ff; Informs G1vFo969x; cites Q55e
-    first, second, third = Tools(sample_brain), Tools(sample_brain), Tools(sample_brain)
+    first, second, third = (
+        InProcessTools(sample_brain),
+        InProcessTools(sample_brain),
+        InProcessTools(sample_brain),
+    )
     first.ok("create_project", name="Membrane tension", description=DESCRIPTION)
     session_a = first.ok("record_visit", uid=node)["visit"]["session"]
     first.ok("get_node", uid="tv7DXq2fZ")
@@ -665,13 +640,13 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     assert capped["note"] == f"showing 5 of {answer['total']}; raise limit (up to 100)"
 
 
-def test_related_pages_without_a_project_have_no_temporal_reasons(tools: Tools) -> None:
+def test_related_pages_without_a_project_have_no_temporal_reasons(tools: InProcessTools) -> None:
     answer = tools.ok("get_related_pages", uid="D6SNboBqO", limit=100)
     assert answer["project"] is None
     assert answer["note"] == "no project is active, so no temporal reasons: set_active_project"
     assert _reasons(answer, "sameSession") == set()
-    assert "no node with uid Xx0000000" in tools.fails("get_related_pages", uid="Xx0000000")
-    assert "no project 'nope'" in tools.fails("get_related_pages", uid="D6SNboBqO", project="nope")
+    assert "no node with uid Xx0000000" in tools.error("get_related_pages", uid="Xx0000000")
+    assert "no project 'nope'" in tools.error("get_related_pages", uid="D6SNboBqO", project="nope")
 
 
 # ---------------------------------------------------------------------------------------
@@ -679,14 +654,14 @@ def test_related_pages_without_a_project_have_no_temporal_reasons(tools: Tools) 
 # ---------------------------------------------------------------------------------------
 
 
-def test_idempotent_writes_replay_and_refuse_other_arguments(tools: Tools) -> None:
+def test_idempotent_writes_replay_and_refuse_other_arguments(tools: InProcessTools) -> None:
     brain = tools.brain
     arguments = {"name": "Membrane tension", "description": DESCRIPTION}
     created = tools.ok("create_project", idempotencyKey="k-project", **arguments)
     before = all_quads(brain)
     assert tools.ok("create_project", idempotencyKey="k-project", **arguments) == created
     assert all_quads(brain) == before
-    assert "exists already" in tools.fails("create_project", **arguments)
+    assert "exists already" in tools.error("create_project", **arguments)
 
     finding = {"content": "Tension triples.", "sourceUid": "ntE1a3kG3", "tags": ["tension"]}
     first = tools.ok("log_finding", idempotencyKey="k-finding", **finding)
@@ -694,9 +669,9 @@ def test_idempotent_writes_replay_and_refuse_other_arguments(tools: Tools) -> No
     assert tools.ok("log_finding", idempotencyKey="k-finding", **finding) == first
     assert all_quads(brain) == before
     assert count(brain, f"GRAPH ?g {{ {FINDINGS} }}") == 1
-    other = tools.fails("log_finding", idempotencyKey="k-finding", content="Something else.")
+    other = tools.error("log_finding", idempotencyKey="k-finding", content="Something else.")
     assert "other arguments" in other
-    assert "already used with log_finding" in tools.fails(
+    assert "already used with log_finding" in tools.error(
         "record_visit", uid="ntE1a3kG3", idempotencyKey="k-finding"
     )
     assert all_quads(brain) == before
@@ -709,7 +684,7 @@ def test_idempotent_writes_replay_and_refuse_other_arguments(tools: Tools) -> No
     assert tools.ok("delete_finding", findingId=first["finding"]["id"], idempotencyKey="k-del") == (
         deleted
     )
-    assert "no finding" in tools.fails("delete_finding", findingId=first["finding"]["id"])
+    assert "no finding" in tools.error("delete_finding", findingId=first["finding"]["id"])
 
     switched = tools.ok("set_active_project", idempotencyKey="k-off")
     assert tools.ok("set_active_project", idempotencyKey="k-off") == switched
@@ -717,9 +692,11 @@ def test_idempotent_writes_replay_and_refuse_other_arguments(tools: Tools) -> No
 
 def test_read_only_server_refuses_writes_but_still_reads(loaded_dir: Path) -> None:
     with LabBrain(settings_for(loaded_dir)) as writer:
-        Tools(writer).ok("create_project", name="Membrane tension", description=DESCRIPTION)
+        InProcessTools(writer).ok(
+            "create_project", name="Membrane tension", description=DESCRIPTION
+        )
         with LabBrain(settings_for(loaded_dir), read_only=True) as reader:
-            tools = Tools(reader)
+            tools = InProcessTools(reader)
             before = all_quads(reader)
             read = tools.ok("get_node", uid="ntE1a3kG3")
             assert read["title"] == ref("ntE1a3kG3")["title"]
@@ -732,20 +709,20 @@ def test_read_only_server_refuses_writes_but_still_reads(loaded_dir: Path) -> No
                 ("delete_finding", {"findingId": "abc"}),
             ]
             for name, arguments in writes:
-                assert "opened read-only" in tools.fails(name, **arguments)
+                assert "opened read-only" in tools.error(name, **arguments)
             assert all_quads(reader) == before
         assert count(writer, f"GRAPH ?g {{ {VISITS} }}") == 0
 
 
 def test_projects_survive_a_restart(loaded_dir: Path) -> None:
     with LabBrain(settings_for(loaded_dir)) as brain:
-        tools = Tools(brain)
+        tools = InProcessTools(brain)
         tools.ok("create_project", name="Membrane tension", description=DESCRIPTION)
         tools.ok("create_project", name="Other", activate=False)
         tools.ok("get_node", uid="ntE1a3kG3")
         logged = tools.ok("log_finding", content="Tension triples.", sourceUid="ntE1a3kG3")
     with LabBrain(settings_for(loaded_dir)) as reopened:
-        tools = Tools(reopened)
+        tools = InProcessTools(reopened)
         listed = tools.ok("list_projects")
         assert listed["active"] == "membrane-tension"
         assert [(p["project"], p["findings"], p["visits"]) for p in listed["projects"]] == [
@@ -760,7 +737,7 @@ def test_projects_survive_a_restart(loaded_dir: Path) -> None:
         assert (context["project"]["visits"], context["sessions"]) == (2, 2)
 
 
-def test_project_data_carries_prov_and_is_exported(project: Tools) -> None:
+def test_project_data_carries_prov_and_is_exported(project: InProcessTools) -> None:
     brain = project.brain
     finding = project.ok("log_finding", content="Tension triples.", sourceUid="ntE1a3kG3")
     iri = f"urn:labbrain:finding:{finding['finding']['id']}"
@@ -819,7 +796,7 @@ def test_project_data_carries_prov_and_is_exported(project: Tools) -> None:
     assert not any(line.endswith("<urn:labbrain:system> .") for line in lines)
 
 
-def test_tools_are_listed_with_their_annotations(tools: Tools) -> None:
+def test_tools_are_listed_with_their_annotations(tools: InProcessTools) -> None:
     async def listing() -> dict[str, Any]:
         async with Client(tools.server) as client:
             return {t.name: t for t in (await client.list_tools()).tools}

@@ -20,16 +20,13 @@ import pytest
 from mcp import Client
 
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, settings_for
-from helpers import canonical, count, select
+from helpers import InProcessTools, Json, canonical, count, select
 from labbrain.agent import AgentWriter
 from labbrain.claims import CLAIMS_GRAPH, Propositions, decode_cursor, encode_cursor, xsd_time
 from labbrain.core import LabBrain
 from labbrain.errors import InvalidArgument
 from labbrain.graph import DiscourseGraph
-from labbrain.mcp_server import build_server
 from labbrain.namespaces import LB, PROV
-
-Json = dict[str, Any]
 
 CLAIMS_TOOLS = {
     "add_proposition": False,
@@ -125,33 +122,8 @@ def test_sample_holds_the_relations_the_tests_rely_on() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-class Tools:
-    """An MCP server over ``brain`` and a synchronous way to call its tools."""
-
-    def __init__(self, brain: LabBrain) -> None:
-        self.brain = brain
-        self.server = build_server(brain)
-
-    def call(self, name: str, arguments: Json) -> tuple[bool, Json | None, str]:
-        async def main() -> tuple[bool, Json | None, str]:
-            async with Client(self.server) as client:
-                result = await client.call_tool(name, arguments)
-                text = "".join(getattr(c, "text", "") for c in result.content)
-                return bool(result.is_error), result.structured_content, text
-
-        return asyncio.run(main())
-
-    def ok(self, name: str, arguments: Json) -> Json:
-        is_error, structured, text = self.call(name, arguments)
-        assert not is_error, text
-        assert structured is not None and json.loads(text) == structured
-        return structured
-
-    def error(self, name: str, arguments: Json) -> str:
-        is_error, _, text = self.call(name, arguments)
-        assert is_error, text[:300]
-        assert "Traceback" not in text and "/tmp/" not in text
-        return text
+class Tools(InProcessTools):
+    """The tools of one server, with shortcuts for propositions."""
 
     def add(self, content: str, confidence: float = 0.5, **extra: Any) -> Json:
         answer = self.ok("add_proposition", {"content": content, "confidence": confidence, **extra})
@@ -919,11 +891,14 @@ def test_a_read_only_server_refuses_writes(disk_sample: Path) -> None:
         with LabBrain(settings_for(disk_sample), read_only=True) as reader:
             tools = Tools(reader)
             text = tools.error("add_proposition", {"content": "Another", "confidence": 0.5})
-            assert "write needs write access, but the store was opened read-only" in text
+            assert "add_proposition needs write access, but the store was opened read-only" in text
             text = tools.error(
                 "connect_propositions", {"a": pid, "b": EVIDENCE, "relation": "supports"}
             )
-            assert "write needs write access, but the store was opened read-only" in text
+            assert (
+                "connect_propositions needs write access, but the store was opened read-only"
+                in text
+            )
             assert [p["id"] for p in tools.ok("list_propositions", {})["propositions"]] == [pid]
             assert tools.ok("find_contradictions", {"claim": pid})["count"] == 0
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,12 @@ import pytest
 from mcp import Client
 
 from conftest import BACKENDS, MakeSettings, settings_for
-from helpers import count, select
+from helpers import InProcessTools, Json, count, select
 from labbrain.agent import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.errors import InvalidArgument
 from labbrain.graph import DiscourseGraph
-from labbrain.mcp_server import build_server
 from labbrain.memory import MemoryGraph
-
-Json = dict[str, Any]
 
 MEMORY_TOOLS = {
     "create_domain": False,
@@ -70,32 +66,8 @@ CLAIM_REF = {
 AGENT = "urn:labbrain:agent:assistant"
 
 
-class Tools:
-    """Calls the tools of one server, each call through its own in-process client."""
-
-    def __init__(self, brain: LabBrain) -> None:
-        self.brain = brain
-        self.server = build_server(brain)
-
-    def call(self, tool: str, /, **arguments: Any) -> tuple[bool, Json | None, str]:
-        async def main() -> tuple[bool, Json | None, str]:
-            async with Client(self.server) as client:
-                result = await client.call_tool(tool, arguments)
-            text = "".join(getattr(c, "text", "") for c in result.content)
-            return bool(result.is_error), result.structured_content, text
-
-        return asyncio.run(main())
-
-    def ok(self, tool: str, /, **arguments: Any) -> Json:
-        is_error, data, text = self.call(tool, **arguments)
-        assert not is_error, text
-        assert data is not None and json.loads(text) == data
-        return data
-
-    def error(self, tool: str, /, **arguments: Any) -> str:
-        is_error, _, text = self.call(tool, **arguments)
-        assert is_error, text[:300]
-        return text.removeprefix(f"Error executing tool {tool}: ")
+class Tools(InProcessTools):
+    """The tools of one server, with shortcuts for memory tests."""
 
     def server_session(self) -> str:
         """The session the server's writes were made in (recorded in the system graph)."""

@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 from pyoxigraph import Literal, NamedNode, Quad
 
-from labbrain.errors import InvalidArgument
+from labbrain.errors import InvalidArgument, StoreReadOnly
 from labbrain.namespaces import LB, PROV, RDF, RDFS, SYSTEM_GRAPH, XSD, slugify
 from labbrain.store import QuadStore
 
@@ -162,8 +162,11 @@ class AgentWriter:
 
         ``plan`` runs under the writer's lock, so what it reads is still true when its quads
         are applied. ``model`` (the result type) is needed to answer a replayed key. Raises
-        InvalidArgument when ``key`` was already used by another tool or other arguments.
+        InvalidArgument when ``key`` was already used by another tool or other arguments, and
+        StoreReadOnly naming ``tool`` on a read-only store, before anything is planned.
         """
+        if self.store.read_only:
+            raise StoreReadOnly(tool)
         with self._lock:
             if key is not None:
                 replay = self._replay(tool, key, arguments or {}, model)

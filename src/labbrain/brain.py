@@ -49,7 +49,7 @@ from labbrain.brain_models import (
     VisitResult,
 )
 from labbrain.core import LabBrain
-from labbrain.errors import InvalidArgument, ItemNotFound, LabbrainError, StoreReadOnly
+from labbrain.errors import InvalidArgument, ItemNotFound, LabbrainError
 from labbrain.graph import DiscourseGraph, node_ref
 from labbrain.models import NodeDetail, NodeRef
 from labbrain.namespaces import DCT, LB, PROV, RDF, SIOC, SYSTEM_GRAPH, slugify
@@ -475,8 +475,6 @@ class ProjectMemory:
     ) -> Result:
         """Apply one planned write through the writer (one transaction, with ``key`` at most
         once); refused with StoreReadOnly, naming ``tool``, when the store is read-only."""
-        if self.brain.read_only:
-            raise StoreReadOnly(tool)
         return self.writer.write(tool, plan, key=key, arguments=arguments, model=model)
 
 

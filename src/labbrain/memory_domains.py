@@ -18,7 +18,7 @@ from pyoxigraph import NamedNode, Quad
 from labbrain import queries
 from labbrain.agent import AgentWriter, WritePlan, now
 from labbrain.core import LabBrain
-from labbrain.errors import InvalidArgument, ItemNotFound, NoDomainSelected, StoreReadOnly
+from labbrain.errors import InvalidArgument, ItemNotFound, NoDomainSelected
 from labbrain.memory_models import DomainInfo, DomainListResult, DomainResult
 from labbrain.memory_records import (
     ACTIVE_DOMAIN,
@@ -59,8 +59,6 @@ class Domains:
     ) -> Result:
         """Apply one memory write through the agent writer; refused on a read-only store
         (before anything is planned) with StoreReadOnly naming the tool."""
-        if self.brain.store.read_only:
-            raise StoreReadOnly(tool)
         return self.writer.write(tool, plan, key=key, arguments=arguments, model=model)
 
     # ------------------------------------------------------------------ lookups
