@@ -47,13 +47,13 @@ from labbrain.http_results import (
     write_graph,
 )
 from labbrain.namespaces import DCT, RDF, graph_iri
+from labbrain.remote_http import TRUNCATED_HEADER
 from labbrain.sparql_policy import check_query, dataset_graphs
 
 SD = "http://www.w3.org/ns/sparql-service-description#"
 FORMATS = "http://www.w3.org/ns/formats/"
 #: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
 _FORMAT_IRIS = {"jsonld": FORMATS + "JSON-LD"}
-TRUNCATED_HEADER = "X-Labbrain-Truncated"
 FORM = "application/x-www-form-urlencoded"
 QUERY_TYPE = "application/sparql-query"
 UPDATE_TYPE = "application/sparql-update"

@@ -269,12 +269,22 @@ class RemoteStore:
     ) -> QueryResult:
         """Run a SPARQL query remotely; ``substitutions`` are bound by a VALUES block.
 
+        An answer the server says it cut (a labbrain endpoint's row cap) is an EndpointError,
+        never taken as complete.
+
         Syntax errors are found here, before anything is sent, and reported with the same
         positions as the embedded store's.
         """
         _check_query_syntax(sparql)
         text = bind_values(sparql, substitutions) if substitutions else sparql
-        return _results(self._post_query(with_prologue(text), union), self.endpoints.query)
+        answer = self._post_query(with_prologue(text), union)
+        if answer.truncated:
+            raise EndpointError(
+                _shown(self.endpoints.query),
+                "cut its answer at its row cap, so it is incomplete; start the labbrain "
+                "endpoint with a higher --max-rows (or LABBRAIN_HTTP_MAX_ROWS)",
+            )
+        return _results(answer, self.endpoints.query)
 
     def ask(self, sparql: str, substitutions: Substitutions | None = None) -> bool:
         """The answer of an ASK query."""

@@ -25,6 +25,9 @@ from urllib.parse import urlsplit
 
 from labbrain import __version__
 
+#: The header a labbrain endpoint sets on an answer cut at its row cap.
+TRUNCATED_HEADER = "X-Labbrain-Truncated"
+
 _READ_CHUNK = 1 << 16
 USER_AGENT = f"labbrain/{__version__}"
 
@@ -49,6 +52,8 @@ class Response:
     content_type: str  # media type only, lowercased, without parameters
     body: bytes
     location: str | None = None
+    #: The server said it cut the answer (a labbrain endpoint's ``X-Labbrain-Truncated``).
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -199,7 +204,8 @@ class HttpClient:
         if answer.will_close:
             self._discard(key)
         media = (answer.getheader("Content-Type") or "").split(";", 1)[0].strip().lower()
-        return Response(answer.status, media, data, answer.getheader("Location"))
+        truncated = (answer.getheader(TRUNCATED_HEADER) or "").strip().lower() == "true"
+        return Response(answer.status, media, data, answer.getheader("Location"), truncated)
 
 
 def _set_timeout(conn: http.client.HTTPConnection, deadline: float) -> None:
