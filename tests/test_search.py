@@ -173,6 +173,19 @@ def test_index_of_an_older_schema_is_rebuilt(loaded_dir: Path) -> None:
         assert _results(brain) == before
 
 
+def test_an_open_index_holds_no_write_lock(loaded_dir: Path) -> None:
+    """Opening the index (with its integrity check) leaves no transaction open, so another
+    connection (a backup, a check) can take the write lock while the store is open."""
+    with LabBrain(settings_for(loaded_dir)) as brain:
+        assert brain.index.count() > 0
+        other = sqlite3.connect(loaded_dir / INDEX_FILE, timeout=0.1)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            other.rollback()
+        finally:
+            other.close()
+
+
 def test_nodes_with_every_word_come_first(memory_brain: LabBrain, tmp_path: Path) -> None:
     turtle = tmp_path / "words.ttl"
     turtle.write_text(

@@ -192,6 +192,7 @@ class TextIndex:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 db.commit()
             db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
+            db.commit()  # the check writes nothing, but its statement opened a transaction
             return db
         except sqlite3.Error:
             db.close()
