@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple
 
 from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
-from helpers import snapshot
+from helpers import count, snapshot
 from labbrain.core import LabBrain
 from labbrain.errors import GraphNotFound, StoreLocked, StoreNotFound, StoreReadOnly
 from labbrain.namespaces import LB, ONTOLOGY_GRAPH, SYSTEM_GRAPH
@@ -250,6 +251,42 @@ def test_reader_sees_the_state_before_a_live_bulk_write(loaded_dir: Path) -> Non
         writer.store.replace_graph(SAMPLE_GRAPH, fill)
         assert seen == [before]
         assert writer.store.count(SAMPLE_GRAPH) == 1000
+
+
+def test_other_threads_of_the_writer_read_the_state_before_a_bulk_write(
+    loaded_dir: Path,
+) -> None:
+    """In the writing process too, a thread reading while another runs a bulk write (an MCP
+    tool during load_dataset) sees the state before it, never a half-replaced graph, and sees
+    the new state once the write is done; the writing thread sees its own write."""
+    with LabBrain(settings_for(loaded_dir)) as writer:
+        before = writer.store.count(SAMPLE_GRAPH)
+        halfway = threading.Event()
+        resume = threading.Event()
+        own: list[int] = []
+
+        def fill(w: object) -> None:
+            w.write(_triples(1000, "during"))  # type: ignore[attr-defined]
+            own.append(writer.store.count(SAMPLE_GRAPH))
+            halfway.set()
+            assert resume.wait(60)
+            w.write(_triples(500, "after"))  # type: ignore[attr-defined]
+
+        thread = threading.Thread(target=writer.store.replace_graph, args=(SAMPLE_GRAPH, fill))
+        thread.start()
+        try:
+            assert halfway.wait(60)
+            assert writer.store.count(SAMPLE_GRAPH) == before
+            assert writer.store.has_graph(SAMPLE_GRAPH)
+            assert len(list(writer.store.quads(SAMPLE_GRAPH))) == before
+            assert writer.store.graphs() == sorted(writer.store.graphs())
+            assert count(writer, f"GRAPH <{SAMPLE_GRAPH}> {{ ?s ?p ?o }}") == before
+        finally:
+            resume.set()
+            thread.join(60)
+        assert own == [1000]
+        assert writer.store.count(SAMPLE_GRAPH) == 1500
+        assert not (loaded_dir / JOURNAL_DIR).exists()
 
 
 def test_drop(memory_brain: LabBrain) -> None:

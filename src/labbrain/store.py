@@ -15,7 +15,9 @@ On-disk layout of a store directory::
 Atomic graph replacement on disk: pyoxigraph's bulk writer is fast but not transactional, so
 before a bulk write the store takes a consistent hard-link backup into ``journal/`` and marks
 it complete. If the write fails, or the process dies, the next open (or the failing call
-itself) puts the backup back: the store is exactly as it was before the write.
+itself) puts the backup back: the store is exactly as it was before the write. While the write
+is in flight, readers in other processes, and other threads of the writing process, read that
+backup: nobody sees a half-replaced graph.
 """
 
 from __future__ import annotations
@@ -305,6 +307,10 @@ class OxigraphStore:
         self._write_mutex = threading.RLock()
         self.recovered = False
         self._store = self._open()
+        # While a bulk write is in flight on disk, other threads read the journal's snapshot
+        # (the state before the write), as other processes do: never a half-replaced graph.
+        self._snapshot: Store | None = None
+        self._bulk_writer_thread: int | None = None
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> Store:
@@ -362,6 +368,14 @@ class OxigraphStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _reader(self) -> Store:
+        """The database reads go to: the pre-write snapshot for threads other than the one
+        running a bulk write, else the live database."""
+        snapshot = self._snapshot
+        if snapshot is not None and threading.get_ident() != self._bulk_writer_thread:
+            return snapshot
+        return self._store
+
     def _require_write(self, operation: str) -> None:
         if self.read_only:
             raise StoreReadOnly(operation)
@@ -373,7 +387,7 @@ class OxigraphStore:
         """Run a SPARQL query with ``substitutions`` bound engine-side (never spliced)."""
         subs = {Variable(k): v for k, v in (substitutions or {}).items()}
         try:
-            return self._store.query(
+            return self._reader().query(
                 sparql,
                 prefixes=PREFIXES,
                 substitutions=subs or None,
@@ -384,17 +398,17 @@ class OxigraphStore:
 
     def graphs(self) -> list[str]:
         """Named graphs holding at least one quad, sorted by IRI."""
-        return sorted(g.value for g in self._store.named_graphs() if isinstance(g, NamedNode))
+        return sorted(g.value for g in self._reader().named_graphs() if isinstance(g, NamedNode))
 
     def has_graph(self, graph: str) -> bool:
         """True when ``graph`` holds at least one quad."""
-        return self._store.contains_named_graph(NamedNode(graph))
+        return self._reader().contains_named_graph(NamedNode(graph))
 
     def quads(
         self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
     ) -> Iterator[Quad]:
         """Quads of ``graph``, optionally only those with this subject and/or predicate."""
-        return iter(self._store.quads_for_pattern(subject, predicate, None, NamedNode(graph)))
+        return iter(self._reader().quads_for_pattern(subject, predicate, None, NamedNode(graph)))
 
     def dump(
         self,
@@ -481,7 +495,7 @@ class OxigraphStore:
 
     def count(self, graph: str) -> int:
         """Number of quads in ``graph``."""
-        result = self._store.query(
+        result = self._reader().query(
             "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
             substitutions={Variable("g"): NamedNode(graph)},
         )
@@ -528,6 +542,7 @@ class OxigraphStore:
         (journal / JOURNAL_MARKER).write_text("bulk write in flight\n")
         _fsync_dir(journal)
         try:
+            self._begin_snapshot(journal / DB_DIR)
             if self._store.contains_named_graph(target):
                 self._store.remove_graph(target)
             fill(self._writer(target))
@@ -535,11 +550,25 @@ class OxigraphStore:
                 on_commit(self)
             self._store.flush()
         except BaseException:
+            self._end_snapshot()
             self._rollback(directory)
             raise
+        self._end_snapshot()
         (journal / JOURNAL_MARKER).unlink()
         _fsync_dir(journal)
         shutil.rmtree(journal, ignore_errors=True)
+
+    def _begin_snapshot(self, backup: Path) -> None:
+        """Send other threads' reads to the read-only database at ``backup`` until
+        :meth:`_end_snapshot`."""
+        self._bulk_writer_thread = threading.get_ident()
+        self._snapshot = _open_snapshot(backup)
+
+    def _end_snapshot(self) -> None:
+        """Send reads back to the live database and release the snapshot's files."""
+        self._snapshot = None
+        self._bulk_writer_thread = None
+        gc.collect()
 
     def _rollback(self, directory: Path) -> None:
         """Close the database, put the journal backup back, and reopen it.
