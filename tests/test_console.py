@@ -25,7 +25,8 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from pyoxigraph import RdfFormat, parse
 
-from conftest import SAMPLE, settings_for
+from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
+from helpers import count
 from labbrain.cli import main
 from labbrain.console import ARGUMENTS, COMMANDS, caret_lines, readable
 from labbrain.console_complete import SparqlCompleter, Term, vocabulary_terms
@@ -117,6 +118,26 @@ def test_script_runs_a_multi_line_query_as_a_table(loaded_store: Path) -> None:
     assert result.exit_code == 0, result.output
     assert table_body(result.stdout) == CLASS_ROWS
     assert result.stderr.strip() == "3 row(s)"
+
+
+def test_from_narrows_the_default_graph(loaded_store: Path) -> None:
+    """Queries read the union of all graphs unless they name their dataset with FROM."""
+    counting = "SELECT (COUNT(*) AS ?n) {from_clause} WHERE {{ ?s a owl:Class }}"
+    statements = (
+        ".format csv\n"
+        + counting.format(from_clause="")
+        + "\n\n"
+        + counting.format(from_clause=f"FROM <{SAMPLE_GRAPH}>")
+        + "\n\n"
+    )
+    result = script(loaded_store, statements)
+    assert result.exit_code == 0, result.output
+    numbers = [int(line) for line in result.stdout.splitlines() if line.isdigit()]
+    with LabBrain(settings_for(loaded_store), read_only=True) as brain:
+        union = count(brain, "GRAPH ?g { ?s a owl:Class }")
+        narrowed = count(brain, f"GRAPH <{SAMPLE_GRAPH}> {{ ?s a owl:Class }}")
+    assert union != narrowed
+    assert numbers == [union, narrowed]
 
 
 def test_formats_csv_tsv_json(loaded_store: Path) -> None:

@@ -1877,6 +1877,23 @@ def test_sparql_select_counts_relations(call: CallFn) -> None:
     assert union["rows"] == [{"n": str(opposes)}]
 
 
+def test_sparql_from_narrows_the_default_graph(call: CallFn) -> None:
+    """The default graph is the union of all graphs, unless the query names its dataset."""
+    query = f"SELECT (COUNT(*) AS ?n) FROM <{REAL_GRAPH}> WHERE {{ ?s dg:opposes ?o }}"
+    answer = ok(call("sparql_query", {"query": query}))
+    assert answer["rows"] == [{"n": "8"}]
+    named = ok(
+        call(
+            "sparql_query",
+            {
+                "query": f"SELECT ?g (COUNT(*) AS ?n) FROM NAMED <{REAL_GRAPH}> "
+                "WHERE { GRAPH ?g { ?s dg:opposes ?o } } GROUP BY ?g"
+            },
+        )
+    )
+    assert named["rows"] == [{"g": REAL_GRAPH, "n": "8"}]
+
+
 def test_sparql_select_rows_are_the_opposing_pairs(call: CallFn) -> None:
     query = f"SELECT ?s ?o WHERE {{ GRAPH <{REAL_GRAPH}> {{ ?s dg:opposes ?o }} }}"
     answer = ok(call("sparql_query", {"query": query}))

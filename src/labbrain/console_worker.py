@@ -43,7 +43,7 @@ from labbrain.errors import (
     QueryTimeout,
 )
 from labbrain.remote import RemoteStore
-from labbrain.sparql_policy import check_query, looks_like_update
+from labbrain.sparql_policy import check_query, dataset_graphs, looks_like_update
 from labbrain.store import OxigraphStore, QuadStore, open_store
 
 MEMORY = ":memory:"
@@ -101,11 +101,12 @@ def tsv_results(variables: list[str], rows: Iterator[list[str]]) -> bytes:
 
 
 def execute(store: QuadStore, text: str, cap: int) -> Outcome:
-    """Run a read-only query on ``store`` (default graph: the union of all graphs), keeping
+    """Run a read-only query on ``store`` (default graph: the union of all graphs, unless
+    the query names its dataset with FROM / FROM NAMED), keeping
     at most ``cap`` solutions or triples. SERVICE is refused."""
     check_query(text)
     started = time.perf_counter()
-    result = store.query(text, union=True)
+    result = store.query(text, union=not dataset_graphs(text))
     if isinstance(result, QueryBoolean):
         data = b"true" if bool(result) else b"false"
         return Outcome("ask", data, 1, False, time.perf_counter() - started)

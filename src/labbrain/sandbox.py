@@ -28,12 +28,12 @@ from labbrain.errors import (
 from labbrain.models import SparqlResult
 from labbrain.queries import python_value
 from labbrain.remote import RemoteStore
-from labbrain.sparql_policy import check_query, looks_like_update
+from labbrain.sparql_policy import check_query, dataset_graphs, looks_like_update
 from labbrain.store import OxigraphStore, QuadStore, open_store
 
 
 def _answer(store: QuadStore, query: str, limit: int, max_chars: int) -> SparqlResult:
-    result = store.query(query, union=True)
+    result = store.query(query, union=not dataset_graphs(query))
     if isinstance(result, QueryBoolean):
         return SparqlResult(kind="ask", boolean=bool(result))
     if isinstance(result, QueryTriples):
@@ -98,7 +98,7 @@ def run_query(
     seconds: float,
 ) -> SparqlResult:
     """Run a read-only SELECT / ASK / CONSTRUCT / DESCRIBE; the default graph is the union of
-    all graphs. Updates, SERVICE and LOAD are refused; the time limit holds on disk and
+    all graphs unless the query names its dataset (FROM / FROM NAMED). Updates, SERVICE and LOAD are refused; the time limit holds on disk and
     remote stores."""
     check_query(query)
     _check_parses(query)
