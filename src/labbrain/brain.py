@@ -28,12 +28,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
 from pyoxigraph import Literal, NamedNode, Quad
 
 from labbrain import queries
@@ -57,7 +56,6 @@ from labbrain.search import IndexedNode, normalise_timestamp
 
 log = logging.getLogger("labbrain.brain")
 
-Result = TypeVar("Result", bound=BaseModel)
 
 PROJECT_PREFIX = "urn:labbrain:project:"
 MAX_NAME = 200
@@ -329,7 +327,9 @@ class ProjectMemory:
                 actions.insert(0, "set_active_project")
             return WritePlan(ProjectResult(project=summary, availableActions=actions), add, remove)
 
-        return self.write("create_project", plan, key, arguments, ProjectResult)
+        return self.writer.write(
+            "create_project", plan, key=key, arguments=arguments, model=ProjectResult
+        )
 
     def set_active_project(
         self, project: str | None, *, key: str | None = None
@@ -352,7 +352,9 @@ class ProjectMemory:
             )
             return WritePlan(result, add, remove)
 
-        return self.write("set_active_project", plan, key, arguments, ActiveProjectResult)
+        return self.writer.write(
+            "set_active_project", plan, key=key, arguments=arguments, model=ActiveProjectResult
+        )
 
     def _activation(self, project: NamedNode | None) -> tuple[list[Quad], list[Quad]]:
         """Quads to remove and add so that ``project`` (or none) is the active project."""
@@ -373,8 +375,12 @@ class ProjectMemory:
         arguments = {"uid": uid, "dataset": dataset, "project": project}
         node, _ = self.graph.resolve(uid, dataset)
         slug = self.resolve(project)
-        return self.write(
-            "record_visit", lambda: self._visit_plan(slug, node), key, arguments, VisitResult
+        return self.writer.write(
+            "record_visit",
+            lambda: self._visit_plan(slug, node),
+            key=key,
+            arguments=arguments,
+            model=VisitResult,
         )
 
     def note_read(self, detail: NodeDetail) -> NodeDetail:
@@ -464,18 +470,6 @@ class ProjectMemory:
             if isinstance(q.object, Literal)
         ]
         return max(values, default=0) + 1
-
-    def write(
-        self,
-        tool: str,
-        plan: Callable[[], WritePlan[Result]],
-        key: str | None,
-        arguments: dict[str, Any],
-        model: type[Result],
-    ) -> Result:
-        """Apply one planned write through the writer (one transaction, with ``key`` at most
-        once); refused with StoreReadOnly, naming ``tool``, when the store is read-only."""
-        return self.writer.write(tool, plan, key=key, arguments=arguments, model=model)
 
 
 # ---------------------------------------------------------------------- validation

@@ -116,7 +116,9 @@ class Findings:
             )
             return WritePlan(result, add)
 
-        return self.memory.write("log_finding", plan, key, arguments, FindingResult)
+        return self.memory.writer.write(
+            "log_finding", plan, key=key, arguments=arguments, model=FindingResult
+        )
 
     def list_findings(
         self,
@@ -195,7 +197,9 @@ class Findings:
                 return WritePlan(result, remove=quads)
             raise ItemNotFound("finding", wanted, hint)
 
-        return self.memory.write("delete_finding", plan, key, arguments, DeletedFinding)
+        return self.memory.writer.write(
+            "delete_finding", plan, key=key, arguments=arguments, model=DeletedFinding
+        )
 
     def _project_slugs(self) -> list[str]:
         return [

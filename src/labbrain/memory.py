@@ -266,7 +266,9 @@ class MemoryGraph:
             result = MemoryResult(memory=self.detail(record, []), availableActions=actions)
             return WritePlan(result, quads + touched, remove)
 
-        return self.domains.write("store_memory", plan, key, arguments, MemoryResult)
+        return self.domains.writer.write(
+            "store_memory", plan, key=key, arguments=arguments, model=MemoryResult
+        )
 
     def get_memory(self, ident: str) -> MemoryDetail:
         """A memory node in full (from any domain; the answer names it), once a domain is
@@ -318,7 +320,9 @@ class MemoryGraph:
             result = MemoryResult(memory=self.detail(updated), availableActions=actions)
             return WritePlan(result, add + touched_add, remove + touched_remove)
 
-        return self.domains.write("update_memory", plan, key, arguments, MemoryResult)
+        return self.domains.writer.write(
+            "update_memory", plan, key=key, arguments=arguments, model=MemoryResult
+        )
 
     def delete_memory(self, ident: str, *, key: str | None = None) -> DeleteMemoryResult:
         """Delete a memory node of the active domain with every edge and cross-domain
@@ -341,7 +345,9 @@ class MemoryGraph:
             )
             return WritePlan(result, touched_add, remove + touched_remove)
 
-        return self.domains.write("delete_memory", plan, key, {"id": ident}, DeleteMemoryResult)
+        return self.domains.writer.write(
+            "delete_memory", plan, key=key, arguments={"id": ident}, model=DeleteMemoryResult
+        )
 
     def search_memories(
         self,
@@ -476,7 +482,9 @@ class MemoryGraph:
             result = EdgeResult(edge=info, availableActions=actions)
             return WritePlan(result, quads + touched, remove)
 
-        return self.domains.write("connect_memories", plan, key, arguments, EdgeResult)
+        return self.domains.writer.write(
+            "connect_memories", plan, key=key, arguments=arguments, model=EdgeResult
+        )
 
     def add_cross_reference(
         self,
@@ -528,7 +536,9 @@ class MemoryGraph:
                 EdgeResult(edge=info, availableActions=actions), quads + touched, remove
             )
 
-        return self.domains.write("add_cross_reference", plan, key, arguments, EdgeResult)
+        return self.domains.writer.write(
+            "add_cross_reference", plan, key=key, arguments=arguments, model=EdgeResult
+        )
 
     def update_edge_strength(
         self, edge: str, strength: float, *, key: str | None = None
@@ -549,7 +559,9 @@ class MemoryGraph:
             return WritePlan(result, add + touched_add, remove + touched_remove)
 
         arguments = {"edge": edge, "strength": weight}
-        return self.domains.write("update_edge_strength", plan, key, arguments, EdgeResult)
+        return self.domains.writer.write(
+            "update_edge_strength", plan, key=key, arguments=arguments, model=EdgeResult
+        )
 
     def remove_edge(self, edge: str, *, key: str | None = None) -> RemoveEdgeResult:
         """Remove an edge or cross-domain reference kept in the active domain."""
@@ -566,7 +578,9 @@ class MemoryGraph:
             )
             return WritePlan(result, touched_add, [*link.quads, *touched_remove])
 
-        return self.domains.write("remove_edge", plan, key, {"edge": edge}, RemoveEdgeResult)
+        return self.domains.writer.write(
+            "remove_edge", plan, key=key, arguments={"edge": edge}, model=RemoveEdgeResult
+        )
 
     # ------------------------------------------------------------------ traversal
     def traverse_memories(
@@ -681,7 +695,9 @@ class MemoryGraph:
             return WritePlan(result, add + touched_add, remove + touched_remove)
 
         arguments = {"id": ident, "toDomain": to_domain}
-        return self.domains.write("transfer_memory", plan, key, arguments, TransferResult)
+        return self.domains.writer.write(
+            "transfer_memory", plan, key=key, arguments=arguments, model=TransferResult
+        )
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -9,10 +9,8 @@ a selection holds for this process only and nothing is recorded; every write is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
 from pyoxigraph import NamedNode, Quad
 
 from labbrain import queries
@@ -37,8 +35,6 @@ from labbrain.memory_records import (
 from labbrain.namespaces import SYSTEM_GRAPH
 from labbrain.search import normalise_timestamp
 
-Result = TypeVar("Result", bound=BaseModel)
-
 
 class Domains:
     """The domains of one opened store, and which one this agent works in."""
@@ -47,19 +43,6 @@ class Domains:
         self.brain = brain
         self.writer = writer
         self._local_active: str | None = None  # the selection on a read-only store
-
-    # ------------------------------------------------------------------ writes
-    def write(
-        self,
-        tool: str,
-        plan: Callable[[], WritePlan[Result]],
-        key: str | None,
-        arguments: dict[str, Any],
-        model: type[Result],
-    ) -> Result:
-        """Apply one memory write through the agent writer; refused on a read-only store
-        (before anything is planned) with StoreReadOnly naming the tool."""
-        return self.writer.write(tool, plan, key=key, arguments=arguments, model=model)
 
     # ------------------------------------------------------------------ lookups
     def graph(self, ident: str) -> str:
@@ -144,7 +127,9 @@ class Domains:
             actions = ["store_memory", "list_domains"] if select else ["select_domain"]
             return WritePlan(DomainResult(domain=info, availableActions=actions), add, remove)
 
-        return self.write("create_domain", plan, key, arguments, DomainResult)
+        return self.writer.write(
+            "create_domain", plan, key=key, arguments=arguments, model=DomainResult
+        )
 
     def list_domains(self) -> DomainListResult:
         """Every domain with its counts and last access, most recently accessed first."""
@@ -177,7 +162,9 @@ class Domains:
             result = DomainResult(domain=info, availableActions=actions)
             return WritePlan(result, add + touched_add, remove + touched_remove)
 
-        return self.write("select_domain", plan, key, {"id": ident}, DomainResult)
+        return self.writer.write(
+            "select_domain", plan, key=key, arguments={"id": ident}, model=DomainResult
+        )
 
     def _selection(self, graph: str, add: list[Quad]) -> list[Quad]:
         """Make ``graph`` the agent's active domain: appends to ``add``, returns removals."""

@@ -98,8 +98,8 @@ def run_query(
     seconds: float,
 ) -> SparqlResult:
     """Run a read-only SELECT / ASK / CONSTRUCT / DESCRIBE; the default graph is the union of
-    all graphs unless the query names its dataset (FROM / FROM NAMED). Updates, SERVICE and LOAD are refused; the time limit holds on disk and
-    remote stores."""
+    all graphs unless the query names its dataset (FROM / FROM NAMED). Updates, SERVICE and
+    LOAD are refused; the time limit holds on disk and remote stores."""
     check_query(query)
     _check_parses(query)
     if isinstance(store, RemoteStore):
