@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLE, settings_for
+from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from labbrain.core import LabBrain
-from labbrain.errors import QueryNotAllowed, QuerySyntaxError, QueryTimeout
+from labbrain.errors import QueryError, QueryNotAllowed, QuerySyntaxError, QueryTimeout
+from labbrain.isolated import run_isolated
 from labbrain.sandbox import run_query
+from labbrain.store import QuadStore
 
 pytestmark = pytest.mark.subprocess
 
@@ -67,3 +70,38 @@ def test_refusals_happen_before_any_child(brain: LabBrain) -> None:
         with pytest.raises(QuerySyntaxError):
             run_query(brain.store, "SELECT ?s WHERE { ?s ?p }", limit=1, max_chars=100, seconds=5)
         assert brain.store.count("urn:labbrain:dataset:akamatsulab-sample") > 2000
+
+
+# ---------------------------------------------------------------------------- run_isolated
+def _dies(_store: QuadStore) -> None:
+    os._exit(9)  # a child killed without answering (as the kernel's OOM killer would)
+
+
+def _fails_to_parse(store: QuadStore) -> None:
+    store.query("SELECT * WHERE {\n  ?s ?p }")
+
+
+def _breaks(_store: QuadStore) -> None:
+    raise RuntimeError("engine trouble\nsecond line")
+
+
+def test_isolated_work_returns_its_result_from_the_child(brain: LabBrain) -> None:
+    with brain:
+        parent = os.getpid()
+        pid, count = run_isolated(
+            brain.store, lambda view: (os.getpid(), view.count(SAMPLE_GRAPH)), 30
+        )
+        assert pid != parent and count == brain.store.count(SAMPLE_GRAPH) > 0
+
+
+def test_isolated_errors_come_back_as_labbrain_errors(brain: LabBrain) -> None:
+    with brain:
+        with pytest.raises(QueryError, match="ended without an answer"):
+            run_isolated(brain.store, _dies, 30)
+        with pytest.raises(QuerySyntaxError) as syntax:
+            run_isolated(brain.store, _fails_to_parse, 30)
+        assert syntax.value.line == 2
+        with pytest.raises(QueryError, match=r"^engine trouble$"):
+            run_isolated(brain.store, _breaks, 30)
+        # the parent's store is untouched by any of it
+        assert run_isolated(brain.store, lambda view: view.has_graph(SAMPLE_GRAPH), 30)

@@ -15,12 +15,9 @@ The default graph of a console query is the union of all graphs.
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import Literal as Kind
 
 from pyoxigraph import (
@@ -36,17 +33,13 @@ from pyoxigraph import (
 )
 
 from labbrain.errors import (
-    LabbrainError,
-    QueryError,
-    QueryNotAllowed,
     QuerySyntaxError,
-    QueryTimeout,
 )
+from labbrain.isolated import run_isolated
 from labbrain.remote import RemoteStore
+from labbrain.settings import MEMORY_STORE
 from labbrain.sparql_policy import check_query, dataset_graphs, looks_like_update
 from labbrain.store import OxigraphStore, QuadStore, open_store
-
-MEMORY = ":memory:"
 
 
 @dataclass(frozen=True)
@@ -73,7 +66,7 @@ def statement_kind(text: str) -> Kind["query", "update"]:
     in-memory store, which answers at once.
     """
     check_query(text)
-    probe = open_store(MEMORY)
+    probe = open_store(MEMORY_STORE)
     try:
         probe.query(text)
     except QuerySyntaxError:
@@ -135,27 +128,6 @@ def execute(store: QuadStore, text: str, cap: int) -> Outcome:
     return Outcome("select", data, len(rows), truncated, time.perf_counter() - started)
 
 
-def _child(conn: Connection, location: str, text: str, cap: int) -> None:
-    # Ctrl-C reaches the whole foreground process group; the parent decides what it means.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        store = open_store(location, read_only=True)
-        try:
-            conn.send(("ok", execute(store, text, cap)))
-        finally:
-            store.close()
-    except QuerySyntaxError as error:
-        conn.send(("syntax", (error.message, error.line, error.column)))
-    except QueryNotAllowed as error:
-        conn.send(("refused", error.reason))
-    except LabbrainError as error:
-        conn.send(("error", str(error)))
-    except Exception as error:  # reported to the parent as a plain message
-        conn.send(("error", str(error).splitlines()[0] if str(error) else type(error).__name__))
-    finally:
-        conn.close()
-
-
 def run_query(
     store: OxigraphStore | RemoteStore, text: str, *, cap: int, seconds: float
 ) -> Outcome:
@@ -167,37 +139,4 @@ def run_query(
     server runs the query, with ``seconds`` as the request's time limit; Ctrl-C abandons the
     request. In-memory stores run the query in this process, without a time limit.
     """
-    if isinstance(store, RemoteStore):
-        limited = store.with_timeout(seconds)
-        try:
-            return execute(limited, text, cap)
-        finally:
-            limited.close()
-    if store.location == MEMORY:
-        return execute(store, text, cap)
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, store.location, text, cap), daemon=True)
-    child.start()
-    sender.close()
-    try:
-        if not receiver.poll(seconds):
-            raise QueryTimeout(seconds)
-        try:
-            status, payload = receiver.recv()
-        except EOFError:
-            raise QueryError("the query process ended without an answer (out of memory?)") from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join(timeout=5)
-        receiver.close()
-    if status == "ok":
-        assert isinstance(payload, Outcome)
-        return payload
-    if status == "syntax":
-        message, line, column = payload
-        raise QuerySyntaxError(message, line, column)
-    if status == "refused":
-        raise QueryNotAllowed(payload)
-    raise QueryError(payload)
+    return run_isolated(store, lambda view: execute(view, text, cap), seconds)

@@ -1,30 +1,23 @@
 """Read-only SPARQL for untrusted callers (an assistant), with a time limit that holds.
 
-pyoxigraph has no query timeout and a running query cannot be interrupted, so a query on an
-on-disk store runs in a forked child process over a read-only snapshot; the parent waits at
-most ``seconds`` and kills the child after that. Results are capped in rows and characters.
-In-memory stores (tests, throwaway sessions) cannot be shared with a child: their queries run
-in-process with the row and size caps but no time limit. On a remote store (``--endpoint``)
-the server does the work: the query is sent from this process with the time limit as its
-request time limit, and the answer is dropped unread when it comes later (set the server's
-own limit too, e.g. ``oxigraph serve --timeout-s``, so that it stops working on it).
+The query runs through :func:`labbrain.isolated.run_isolated`: in a forked child killed at the
+time limit on disk, in this process without a limit in memory, and on a remote store
+(``--endpoint``) on the server, with the limit as the request's time limit (the answer is
+dropped unread when it comes later; set the server's own limit too, e.g. ``oxigraph serve
+--timeout-s``, so that it stops working on it). Results are capped in rows and characters.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from multiprocessing.connection import Connection
 from typing import Any
 
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat
 
 from labbrain.errors import (
-    LabbrainError,
-    QueryError,
     QueryNotAllowed,
     QuerySyntaxError,
-    QueryTimeout,
 )
+from labbrain.isolated import run_isolated
 from labbrain.models import SparqlResult
 from labbrain.queries import python_value
 from labbrain.remote import RemoteStore
@@ -74,21 +67,6 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _child(conn: Connection, location: str, query: str, limit: int, max_chars: int) -> None:
-    try:
-        store = open_store(location, read_only=True)
-        try:
-            conn.send(("ok", _answer(store, query, limit, max_chars).model_dump()))
-        finally:
-            store.close()
-    except LabbrainError as error:
-        conn.send(("error", (type(error).__name__, str(error))))
-    except Exception as error:  # reported to the parent as a plain message
-        conn.send(("error", ("QueryError", str(error).splitlines()[0] if str(error) else "failed")))
-    finally:
-        conn.close()
-
-
 def run_query(
     store: OxigraphStore | RemoteStore,
     query: str,
@@ -102,34 +80,7 @@ def run_query(
     LOAD are refused; the time limit holds on disk and remote stores."""
     check_query(query)
     _check_parses(query)
-    if isinstance(store, RemoteStore):
-        limited = store.with_timeout(seconds)
-        try:
-            return _answer(limited, query, limit, max_chars)
-        finally:
-            limited.close()
-    if store.location == ":memory:":
-        return _answer(store, query, limit, max_chars)
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_child, args=(sender, store.location, query, limit, max_chars), daemon=True
-    )
-    child.start()
-    sender.close()
-    try:
-        if not receiver.poll(seconds):
-            raise QueryTimeout(seconds)
-        status, payload = receiver.recv()
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join(timeout=5)
-        receiver.close()
-    if status == "ok":
-        return SparqlResult.model_validate(payload)
-    name, message = payload
-    raise QueryNotAllowed(message) if name == "QueryNotAllowed" else QueryError(message)
+    return run_isolated(store, lambda view: _answer(view, query, limit, max_chars), seconds)
 
 
 def _check_parses(query: str) -> None:
