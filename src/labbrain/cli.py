@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from labbrain.core import LabBrain, versions
@@ -522,21 +522,12 @@ def mcp(ctx: Context) -> None:
 
     When another labbrain process holds the store for writing (e.g. a second assistant's
     server), this one serves a read-only snapshot of it instead of failing."""
-    from labbrain.mcp_server import serve_stdio
+    from labbrain.mcp_server import serve_stdio, stdout_to_stderr
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     try:
-        settings = ctx.settings()
-        try:
-            brain = LabBrain(settings)
-        except StoreLocked as locked:
-            logging.getLogger("labbrain.mcp").warning(
-                "%s; serving a read-only snapshot (restart to see later loads)", locked
-            )
-            brain = LabBrain(settings, read_only=True)
-        except EndpointReadOnly as refused:
-            logging.getLogger("labbrain.mcp").warning("%s; serving it read-only", refused)
-            brain = LabBrain(settings, read_only=True)
+        with stdout_to_stderr():  # opening may rebuild the index; stdout is for JSON-RPC only
+            brain = _open_for_mcp(ctx)
     except LabbrainError as error:
         _fail(error)
     try:
@@ -545,6 +536,20 @@ def mcp(ctx: Context) -> None:
         _fail(error)
     finally:
         brain.close()
+
+
+def _open_for_mcp(ctx: Context) -> LabBrain:
+    """The store for ``labbrain mcp``: writable, else (another writer holds it) read-only."""
+    settings = ctx.settings()
+    try:
+        return LabBrain(settings)
+    except StoreLocked as locked:
+        logging.getLogger("labbrain.mcp").warning(
+            "%s; serving a read-only snapshot (restart to see later loads)", locked
+        )
+    except EndpointReadOnly as refused:
+        logging.getLogger("labbrain.mcp").warning("%s; serving it read-only", refused)
+    return LabBrain(settings, read_only=True)
 
 
 @main.command()
@@ -830,3 +835,107 @@ def eval_retrieval(
             out.print(f"{mode}: not measured: {reason}")
         if written is not None:
             out.print(f"chart: {written}")
+
+
+# ---------------------------------------------------------------------------- backup
+@main.command("backup")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest summary as JSON.")
+@pass_ctx
+def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
+    """Write a consistent backup of the store to DIRECTORY (new or empty).
+
+    Works while a server holds the store (it reads the snapshot readers see); the backup
+    appears only once complete, with a manifest of counts and checksums."""
+    from time import monotonic
+
+    from labbrain.backup import backup_store
+
+    started = monotonic()
+    try:
+        manifest = backup_store(ctx.settings(), directory)
+    except LabbrainError as error:
+        _fail(error)
+    summary = manifest.summary(directory)
+    if as_json:
+        out.print_json(json.dumps(summary))
+        return
+    out.print(
+        f"backed up {manifest.source} to {directory}: {manifest.quads:,} quads in "
+        f"{len(manifest.graphs)} graphs, {len(manifest.datasets)} dataset(s), "
+        f"{summary['files']} files ({summary['bytes']:,} bytes) in "
+        f"{monotonic() - started:.1f}s"
+    )
+    for name, reason in manifest.skipped.items():
+        err.print(Text.assemble(("warning: ", "yellow"), f"{name} not copied: {reason}"))
+
+
+@main.command("restore")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace a store that holds data (its content is kept until the restore is verified).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was restored as JSON.")
+@pass_ctx
+def restore_cmd(ctx: Context, directory: Path, replace: bool, as_json: bool) -> None:
+    """Restore the store from the backup in DIRECTORY (verified first; needs the writer lock).
+
+    If anything fails, the store is left exactly as it was."""
+    from labbrain.backup import restore_store
+
+    try:
+        report = restore_store(ctx.settings(), directory, replace=replace)
+    except LabbrainError as error:
+        _fail(error)
+    if as_json:
+        out.print_json(json.dumps(report.as_dict()))
+        return
+    verb = "replaced with" if report.replaced else "restored from"
+    reindexed = sum(report.index.reindexed.values())
+    index = f"re-indexed {reindexed:,} nodes" if reindexed else "current"
+    out.print(
+        f"store {report.store} {verb} the backup of {report.manifest.created}: "
+        f"{report.manifest.quads:,} quads, {len(report.manifest.datasets)} dataset(s), "
+        f"text index {index} ({report.seconds:.1f}s)"
+    )
+
+
+@main.command("check")
+@click.option("--repair", is_flag=True, help="Mend what can be mended (needs the writer lock).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@pass_ctx
+def check_cmd(ctx: Context, repair: bool, as_json: bool) -> None:
+    """Check the store: interrupted writes, text and vector indexes, staging graphs,
+    interrupted tasks and dangling relation ends. Exit status 1 when problems remain.
+
+    Without --repair it only reads, and works beside a running server."""
+    from labbrain.check import run_check
+
+    try:
+        report = run_check(ctx.settings(), repair=repair)
+    except LabbrainError as error:
+        _fail(error)
+    if as_json:
+        out.print_json(json.dumps(report.as_dict()))
+    else:
+        styles = {"ok": "green", "repaired": "green", "warning": "yellow", "problem": "bold red"}
+        table = Table(
+            "check",
+            "status",
+            Column("detail", overflow="fold"),
+            "fix",
+            title=f"labbrain check {report.store}",
+        )
+        for finding in report.findings:
+            detail = "\n".join([finding.detail, *(f"  {e}" for e in finding.examples)])
+            table.add_row(
+                finding.check,
+                Text(finding.status, style=styles[finding.status]),
+                detail,
+                finding.fix or "",
+            )
+        out.print(table)
+    if not report.ok:
+        sys.exit(1)

@@ -11,13 +11,16 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   ├── StoreLocked(path)              another process holds the writer lock
     │   ├── StoreNotFound(path)            a read-only command on a store that does not exist
     │   ├── StoreReadOnly(operation)       a write on a store opened read-only
+    │   ├── DiskFull()                     the store's device ran out of space; write undone
+    │   ├── WriteConflict(operation, attempts)  other processes' writes kept landing first
     │   └── EndpointError(url, reason)     a remote SPARQL store failed or refused a request
     │       └── EndpointReadOnly(url)      it refused a write (a read-only endpoint)
     ├── InputError                         the user's input is wrong; nothing was written
     │   ├── ExportFormatError(path, reason, position)
     │   ├── InputTooLarge(path, reason)
     │   ├── RemoteContextRefused(url)
-    │   └── UnsupportedFormat(path, reason)
+    │   ├── UnsupportedFormat(path, reason)
+    │   └── BackupInvalid(path, reason)    not a complete, intact labbrain backup
     ├── QueryError
     │   ├── QuerySyntaxError(message, line, column)
     │   ├── QueryNotAllowed(reason)
@@ -79,6 +82,30 @@ class StoreReadOnly(StoreError):
     def __init__(self, operation: str) -> None:
         self.operation = operation
         super().__init__(f"{operation} needs write access, but the store was opened read-only")
+
+
+class DiskFull(StoreError):
+    """The device holding the store (or its index) ran out of space during a write. The
+    write was undone: the store is as it was before it."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no space left on the device holding the store; the write was undone and the "
+            "store is unchanged: free some space and try again"
+        )
+
+
+class WriteConflict(StoreError):
+    """An agent write was planned ``attempts`` times, and each time another process's write
+    to the same (remote) store landed first; nothing of it was written."""
+
+    def __init__(self, operation: str, attempts: int) -> None:
+        self.operation = operation
+        self.attempts = attempts
+        super().__init__(
+            f"{operation} was not written: other processes wrote the store first {attempts} "
+            "times in a row; retry it (with the same idempotencyKey, if it had one)"
+        )
 
 
 class EndpointError(StoreError):
@@ -149,6 +176,16 @@ class UnsupportedFormat(InputError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class BackupInvalid(InputError):
+    """A directory given as a backup is not a complete, intact labbrain backup (no or bad
+    manifest, a file changed or missing, the database does not hold what it records)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"backup {path} refused: {reason}; nothing was changed")
 
 
 class QueryError(LabbrainError):

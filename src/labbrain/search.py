@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from labbrain import queries
+from labbrain.errors import DiskFull
 from labbrain.store import QuadStore
 from labbrain.titles import clean_title
 
@@ -191,6 +193,7 @@ class TextIndex:
             if version is None:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 db.commit()
+            _require_intact(db)
             db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
             db.commit()  # the check writes nothing, but its statement opened a transaction
             return db
@@ -206,6 +209,7 @@ class TextIndex:
             try:
                 version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
                 db.execute("SELECT count(*) FROM nodes_fts").fetchone()
+                _require_intact(db)
                 if version is not None and version[0] == SCHEMA_VERSION:
                     return db
             except sqlite3.Error:
@@ -245,7 +249,7 @@ class TextIndex:
             stale = sorted(current)
         reindexed = {g: self.index_graph(store, g, current[g]) for g in stale}
         for graph in gone:
-            with self._db:
+            with _disk_full_as_error(), self._db:
                 self._delete_graph(graph)
                 self._db.execute("DELETE FROM datasets WHERE graph = ?", (graph,))
         report = SyncReport(reindexed, gone, self.rebuilt_file)
@@ -277,7 +281,8 @@ class TextIndex:
     def replace_graph(self, graph: str, load_id: str, records: Iterable[IndexRecord]) -> int:
         """Make the index hold exactly ``records`` for ``graph``, marked as of ``load_id``.
 
-        One SQLite transaction: readers see the old rows or the new ones, never a mix.
+        One SQLite transaction: readers see the old rows or the new ones, never a mix. A full
+        device rolls it back and raises DiskFull.
         """
         rows = [
             (
@@ -295,7 +300,7 @@ class TextIndex:
             )
             for r in records
         ]
-        with self._db:
+        with _disk_full_as_error(), self._db:
             self._delete_graph(graph)
             self._db.executemany(
                 "INSERT INTO nodes (graph, iri, uid, title, clean_title, content, node_type,"
@@ -471,6 +476,31 @@ class TextIndex:
             )
         }
         return [SearchHit(nodes[rowid], snippets.get(rowid, ""), -rank) for rowid, rank in ranked]
+
+
+@contextmanager
+def _disk_full_as_error() -> Iterator[None]:
+    """Raise DiskFull when an index write fails because the device is full (SQLite has
+    rolled the transaction back by then)."""
+    try:
+        yield
+    except sqlite3.OperationalError as err:
+        full = getattr(err, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        if full or "database or disk full" in str(err):
+            raise DiskFull() from err
+        raise
+
+
+def _require_intact(db: sqlite3.Connection) -> None:
+    """Raise DatabaseError unless every page of the index file is well-formed.
+
+    ``PRAGMA quick_check`` reads the whole file (~70 ms at 20,000 nodes): the FTS5 integrity
+    check alone misses damaged pages of the ``nodes`` table and of the FTS index it does not
+    visit, which would later fail searches or answer wrongly.
+    """
+    rows = db.execute("PRAGMA quick_check").fetchall()
+    if rows != [("ok",)]:
+        raise sqlite3.DatabaseError(f"index file damaged: {rows[0][0]}")
 
 
 def _filters(

@@ -22,6 +22,7 @@ backup: nobody sees a half-replaced graph.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import gc
 import os
@@ -30,6 +31,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, runtime_checkable
@@ -50,6 +52,7 @@ from pyoxigraph import (
 )
 
 from labbrain.errors import (
+    DiskFull,
     ExportFormatError,
     GraphNotFound,
     QuerySyntaxError,
@@ -100,6 +103,14 @@ LOCK_FILE = "writer.lock"
 JOURNAL_DIR = "journal"
 JOURNAL_MARKER = "COMPLETE"
 DISCARD_DIR = "oxigraph.discard"
+#: What ``labbrain restore`` replaces in a store directory (SQLite side files go along).
+RESTORED = (DB_DIR, "index.sqlite", "vectors.sqlite", "console_history")
+SQLITE_SIDE_FILES = ("-wal", "-shm")
+#: Where a restore stages its copy, sets the current content aside, and marks its commit.
+RESTORE_STAGING = "restore.partial"
+RESTORE_ASIDE = "restore.previous"
+RESTORE_DISCARD = "restore.discard"
+ALL_ASIDE = "all-aside"
 
 
 @runtime_checkable
@@ -205,7 +216,7 @@ def _open_snapshot(path: Path, attempts: int = 20) -> Store:
     raise AssertionError("unreachable")
 
 
-class _WriterLock:
+class WriterLock:
     """An exclusive, non-blocking flock on ``<store>/writer.lock`` naming the holder's pid."""
 
     def __init__(self, directory: Path) -> None:
@@ -260,6 +271,26 @@ class _WriterLock:
             self._fd = None
 
 
+def _is_disk_full(err: OSError) -> bool:
+    """True for "no space left on device" or "disk quota exceeded" (pyoxigraph's IO errors
+    carry no errno, only the system's message)."""
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return any(os.strerror(code) in str(err) for code in (errno.ENOSPC, errno.EDQUOT))
+
+
+@contextmanager
+def _disk_full_as_error() -> Iterator[None]:
+    """Raise DiskFull for a write that failed because the device is full (the write has
+    been undone by then: a transaction never lands in part, a bulk write is rolled back)."""
+    try:
+        yield
+    except OSError as err:
+        if _is_disk_full(err):
+            raise DiskFull() from err
+        raise
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -292,6 +323,57 @@ def recover(directory: Path) -> bool:
     return restored
 
 
+def present_files(directory: Path, names: Iterable[str]) -> list[str]:
+    """The store files among ``names`` (with SQLite side files) present in ``directory``."""
+    found = []
+    for name in names:
+        for candidate in (name, *(name + suffix for suffix in SQLITE_SIDE_FILES)):
+            if (directory / candidate).exists():
+                found.append(candidate)
+    return found
+
+
+def restore_left_behind(directory: Path) -> bool:
+    """True when a restore stopped midway left the old content set aside in ``directory``."""
+    return (directory / RESTORE_ASIDE).is_dir()
+
+
+def roll_back_restore(directory: Path, aside: Path) -> None:
+    """Put the content set aside in ``aside`` back into ``directory`` (removing whatever a
+    restore moved in or wrote meanwhile), then remove ``aside``."""
+    marker = aside / ALL_ASIDE
+    if marker.exists():
+        for name in present_files(directory, RESTORED):
+            remove_path(directory / name)
+        marker.unlink()
+    for item in sorted(aside.iterdir()):
+        item.rename(directory / item.name)
+    _fsync_dir(directory)
+    aside.rmdir()
+
+
+def recover_restore(directory: Path) -> bool:
+    """Undo a restore of store ``directory`` that was stopped midway (the old content comes
+    back), finish deleting what a committed one set aside, and drop a staged copy. Returns
+    True when a stopped restore was undone. Call with the writer lock held; every open that
+    can take the lock calls it, so nothing ever runs on a half-restored store."""
+    aside = directory / RESTORE_ASIDE
+    undone = aside.is_dir()
+    if undone:
+        roll_back_restore(directory, aside)
+    shutil.rmtree(directory / RESTORE_DISCARD, ignore_errors=True)
+    shutil.rmtree(directory / RESTORE_STAGING, ignore_errors=True)
+    return undone
+
+
+def remove_path(path: Path) -> None:
+    """Remove a file or a directory tree at ``path`` (a missing file is no error)."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 class OxigraphStore:
     """An embedded pyoxigraph store on disk (``path``) or in memory (``path=None``).
 
@@ -303,9 +385,10 @@ class OxigraphStore:
         self.read_only = read_only
         self.location = path or ":memory:"
         self._dir = Path(path) if path else None
-        self._lock: _WriterLock | None = None
+        self._lock: WriterLock | None = None
         self._write_mutex = threading.RLock()
-        self.recovered = False
+        self.recovered = False  # a crashed bulk write was rolled back at open
+        self.restore_undone = False  # a stopped restore was undone at open
         self._store = self._open()
         # While a bulk write is in flight on disk, other threads read the journal's snapshot
         # (the state before the write), as other processes do: never a half-replaced graph.
@@ -321,9 +404,10 @@ class OxigraphStore:
         if self.read_only:
             return self._open_read_only(self._dir)
         self._dir.mkdir(parents=True, exist_ok=True)
-        self._lock = _WriterLock(self._dir)
+        self._lock = WriterLock(self._dir)
         self._lock.acquire()
         try:
+            self.restore_undone = recover_restore(self._dir)
             self.recovered = recover(self._dir)
             return Store(str(self._dir / DB_DIR))
         except BaseException:
@@ -331,9 +415,16 @@ class OxigraphStore:
             raise
 
     def _open_read_only(self, directory: Path) -> Store:
+        lock = WriterLock(directory)
+        if restore_left_behind(directory) and lock.is_free():
+            # A restore was stopped midway: put the old content back before reading.
+            lock.acquire()
+            try:
+                self.restore_undone = recover_restore(directory)
+            finally:
+                lock.release()
         if not (directory / DB_DIR).is_dir():
             raise StoreNotFound(str(directory))
-        lock = _WriterLock(directory)
         journal_backup = directory / JOURNAL_DIR / DB_DIR
         if (directory / JOURNAL_DIR / JOURNAL_MARKER).exists():
             if lock.is_free():
@@ -352,7 +443,7 @@ class OxigraphStore:
         """True when some process (this one included) holds the store for writing."""
         if not self.read_only or self._dir is None:
             return True
-        return _WriterLock(self._dir).held()
+        return WriterLock(self._dir).held()
 
     def close(self) -> None:
         """Release the pyoxigraph store and the writer lock. The object is unusable after."""
@@ -433,7 +524,7 @@ class OxigraphStore:
     def update(self, sparql: str) -> None:
         """Run a SPARQL update in one transaction."""
         self._require_write("update")
-        with self._write_mutex:
+        with self._write_mutex, _disk_full_as_error():
             try:
                 self._store.update(sparql, prefixes=PREFIXES)
             except SyntaxError as err:
@@ -442,7 +533,7 @@ class OxigraphStore:
     def add_quads(self, quads: Iterable[Quad]) -> None:
         """Add ``quads`` in one transaction."""
         self._require_write("add")
-        with self._write_mutex:
+        with self._write_mutex, _disk_full_as_error():
             self._store.extend(quads)
 
     def remove_quads(self, quads: Iterable[Quad]) -> None:
@@ -461,7 +552,7 @@ class OxigraphStore:
         update = _data_update(list(remove), list(add))
         if not update:
             return
-        with self._write_mutex:
+        with self._write_mutex, _disk_full_as_error():
             self._store.update(update)
 
     def drop_graph(self, graph: str) -> None:
@@ -483,11 +574,11 @@ class OxigraphStore:
 
         All or nothing: if ``fill`` raises, a part fails to parse or write, or ``on_commit``
         (run before the write is made final, e.g. to record the load) raises, the store is
-        left exactly as it was and the error propagates.
+        left exactly as it was and the error propagates (a full device as DiskFull).
         """
         self._require_write("replace graph")
         target = NamedNode(graph)
-        with self._write_mutex:
+        with self._write_mutex, _disk_full_as_error():
             if self._dir is None:
                 self._replace_in_memory(target, fill, on_commit)
             else:
