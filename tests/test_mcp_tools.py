@@ -578,6 +578,8 @@ def open_brain(backend: str, *paths: Path) -> Iterator[LabBrain]:
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             patch.setenv("XDG_DATA_HOME", str(scratch / "xdg-data"))
             settings = remote_settings(stack.enter_context(oxigraph_server(scratch / "oxigraph")))
+        # these tests compare whole answers with the exports; test_caps.py tests the cap
+        settings = settings.model_copy(update={"mcp_max_chars": 10**9})
         brain = stack.enter_context(LabBrain(settings))
         patch.undo()
         for path in paths:

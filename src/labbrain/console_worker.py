@@ -96,8 +96,9 @@ def tsv_results(variables: list[str], rows: Iterator[list[str]]) -> bytes:
 def execute(store: QuadStore, text: str, cap: int) -> Outcome:
     """Run a read-only query on ``store`` (default graph: the union of all graphs, unless
     the query names its dataset with FROM / FROM NAMED), keeping
-    at most ``cap`` solutions or triples. SERVICE is refused."""
-    check_query(text)
+    at most ``cap`` solutions or triples. SERVICE, and FROM / FROM NAMED naming a graph the
+    store does not hold, are refused."""
+    check_query(text, graphs=store.graphs)
     started = time.perf_counter()
     result = store.query(text, union=not dataset_graphs(text))
     if isinstance(result, QueryBoolean):

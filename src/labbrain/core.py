@@ -161,7 +161,8 @@ class LabBrain:
     def query(self, sparql: str, *, update: bool = False) -> QueryResult | None:
         """Run a user's SPARQL query (or update, when ``update`` and the store is writable).
 
-        SERVICE and LOAD are refused: they would make the store reach the network.
+        SERVICE and LOAD are refused: they would make the store reach the network; so is a
+        FROM / FROM NAMED naming a graph the store does not hold (a remote dataset).
         """
         if update:
             if self.read_only:
@@ -170,7 +171,7 @@ class LabBrain:
             self.store.update(sparql)
             self.index.sync(self.store)
             return None
-        check_query(sparql)
+        check_query(sparql, graphs=self.store.graphs)
         try:
             return self.store.query(sparql)
         except QuerySyntaxError:

@@ -220,6 +220,7 @@ def prepare(
             )
         return Prepared(kind=fmt, first=RdfDocument(data, rdf_format, source), slug_hint=stem)
     native = settings.jsonld_engine == "native"
+    jsonld.check_object_count(data, source, settings.max_json_objects)
     parsed = jsonld.read_json(
         data,
         source,
@@ -242,6 +243,8 @@ def prepare(
         return _prepare_export(parsed, source, settings, stem)
     if not _looks_like_jsonld(document):
         raise ExportFormatError(source, "JSON without @context or @-keywords is not JSON-LD")
+    jsonld.check_contexts(document, source, settings.max_context_terms)
+    jsonld.check_arrays(document, source, settings.max_json_array_items)
     return Prepared(
         kind="JSON-LD",
         first=jsonld.quads_pyld(document, source, settings.jsonld_contexts),
@@ -262,6 +265,12 @@ def _prepare_export(
     """The repaired export as the bulk part; its analysis happens in :func:`load_source`."""
     head: dict[str, Any] = parsed.value
     context = head["@context"]
+    # One context, applied once: scoped or embedded contexts (never exported) could make the
+    # parser apply a large context again at every node.
+    jsonld.check_contexts({"@context": context}, source, settings.max_context_terms, scoped=False)
+    start, end = parsed.spans["@graph"]
+    if parsed.text.find('"@context"', start, end) >= 0:
+        raise ExportFormatError(source, "an @context inside @graph is not the export format")
     repaired = jsonld.repair_context(context, settings.jsonld_contexts, source)
     # Only @context and @graph go to the JSON-LD engine: the export's own @id would make
     # @graph a named graph (its prov:generatedAtTime is re-attached among the derived triples).

@@ -179,6 +179,79 @@ def check_depth(value: Any, label: str, max_depth: int) -> None:
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
+def check_object_count(data: bytes, label: str, max_objects: int) -> None:
+    """Raise InputTooLarge if ``data`` may hold more than ``max_objects`` JSON objects.
+
+    Counts ``{`` bytes (an upper bound: braces inside strings count too) in one pass, before
+    anything is decoded or parsed, so a file of millions of tiny objects is refused at once.
+    """
+    if data.count(b"{") > max_objects:
+        raise InputTooLarge(
+            label, f"more than {max_objects} JSON objects (LABBRAIN_MAX_JSON_OBJECTS)"
+        )
+
+
+def _context_values(value: Any) -> Iterator[Any]:
+    """Every ``@context`` value inside ``value``: top-level, embedded in nodes, scoped in term
+    definitions (a context inside a context is yielded too)."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "@context" in item:
+                yield item["@context"]
+            stack.extend(c for c in item.values() if isinstance(c, dict | list))
+        elif isinstance(item, list):
+            stack.extend(c for c in item if isinstance(c, dict | list))
+
+
+def _context_size(context: Any) -> int:
+    if isinstance(context, list):
+        return sum(_context_size(item) for item in context)
+    return len(context) if isinstance(context, dict) else 1
+
+
+def check_contexts(document: Any, label: str, max_terms: int, *, scoped: bool = True) -> None:
+    """Raise InputTooLarge if the contexts of ``document`` (every ``@context`` value at any
+    depth, array entries and remote references counting one each) define more than
+    ``max_terms`` terms together; without ``scoped``, raise ExportFormatError for a context
+    nested in another (a scoped context, applied again at every use).
+    """
+    total = 0
+    for context in _context_values(document):
+        if not scoped and any(True for _ in _context_values(context)):
+            raise ExportFormatError(
+                label, "a scoped @context inside the export's context is not the export format"
+            )
+        total += _context_size(context)
+        if total > max_terms:
+            raise InputTooLarge(
+                label,
+                f"its @context values define more than {max_terms} terms "
+                "(LABBRAIN_MAX_CONTEXT_TERMS)",
+            )
+
+
+def check_arrays(document: Any, label: str, max_items: int) -> None:
+    """Raise InputTooLarge if an array of property values (any array but an ``@graph`` list)
+    holds more than ``max_items`` items: pyld's time grows with the square of that length."""
+    stack: list[Any] = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(child, list) and key != "@graph" and len(child) > max_items:
+                    raise InputTooLarge(
+                        label,
+                        f"{key!r} holds more than {max_items} values "
+                        "(LABBRAIN_MAX_JSON_ARRAY_ITEMS; or convert the file to N-Quads)",
+                    )
+                if isinstance(child, dict | list):
+                    stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(c for c in item if isinstance(c, dict | list))
+
+
 # ---------------------------------------------------------------- context repair
 _ID = "@id"
 _TYPE = "@type"
@@ -259,7 +332,10 @@ def repair_context(
 def _imported_context(
     url: Any, local_contexts: Mapping[str, Path], label: str | None
 ) -> JsonObject:
-    """The term definitions of an ``@import``ed context, from its configured local copy."""
+    """The term definitions of an ``@import``ed context, from its configured local copy.
+
+    One level only: a copy that ``@import``s again (a chain, or a loop back to itself) is
+    refused with ExportFormatError."""
     local = local_contexts.get(url) if isinstance(url, str) else None
     if local is None:
         raise RemoteContextRefused(str(url), label)
@@ -267,6 +343,10 @@ def _imported_context(
     context = document.get("@context", document) if isinstance(document, dict) else None
     if not isinstance(context, dict):
         raise RemoteContextRefused(str(url), label)
+    if "@import" in context:
+        raise ExportFormatError(
+            label or str(url), f"the local copy of {url} has an @import itself: not followed"
+        )
     return context
 
 
@@ -341,11 +421,15 @@ def _pyld_message(err: BaseException) -> str:
 
 
 def _guarded(quads: Iterator[Quad], label: str) -> Iterator[Quad]:
-    """Re-raise a parser's SyntaxError, whenever it happens, as ExportFormatError."""
+    """Re-raise a parser's SyntaxError, whenever it happens, as ExportFormatError, and its
+    MemoryError (a token over its buffer cap) as InputTooLarge."""
     try:
         yield from quads
     except SyntaxError as err:
         raise ExportFormatError(label, f"invalid RDF: {str(err).strip()}") from None
+    except MemoryError as err:  # the parser's own cap on one token (16 MiB), or no memory
+        reason = f"too large for the RDF parser ({err or 'out of memory'})"
+        raise InputTooLarge(label, reason) from None
 
 
 def parse_rdf(data: bytes, fmt: RdfFormat, label: str) -> Iterator[Quad]:

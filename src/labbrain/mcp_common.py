@@ -10,7 +10,6 @@ library errors as ``isError`` results whose message tells the model what to do n
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, TypeVar
@@ -20,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from labbrain import mcp_caps
 from labbrain.agent import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.errors import LabbrainError
@@ -61,9 +61,11 @@ class ToolContext:
 
 
 def answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
-    """A tool result: the model as structured content and as compact JSON text."""
+    """A tool result: the model as structured content and as compact JSON text. The server
+    (:class:`~labbrain.mcp_caps.CappedServer`) fits it under the output cap: an answer under
+    the cap costs this one serialisation."""
     data = model.model_dump(mode="json")
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = mcp_caps.dumps(data)
     return CallToolResult(
         content=[TextContent(type="text", text=text), *extra], structured_content=data
     )

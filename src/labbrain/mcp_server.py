@@ -14,7 +14,9 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -31,6 +33,7 @@ from labbrain.errors import InputError, LabbrainError, NodeNotFound, StoreError
 from labbrain.graph import DiscourseGraph
 from labbrain.images import ImageRefused, fetch_image
 from labbrain.ingest import LoadReport
+from labbrain.mcp_caps import CappedServer
 from labbrain.mcp_common import ToolContext, ToolFn, answer, call, tool
 from labbrain.models import (
     ClaimStatusResult,
@@ -76,16 +79,17 @@ DirectionArg = Annotated[
 ]
 
 
-def build_server(brain: LabBrain) -> MCPServer:
+def build_server(brain: LabBrain) -> CappedServer:
     """The MCP server over an opened store. The discourse-graph tools only read; the agent-side
     groups write their own graphs (never a dataset graph) and run tasks."""
     graph = DiscourseGraph(brain)
     settings = brain.settings
-    server = MCPServer(
+    server = CappedServer(
         name="labbrain",
         title="labbrain discourse graph",
         instructions=INSTRUCTIONS,
         version=__version__,
+        max_chars=settings.mcp_max_chars,  # every tool answer fits (mcp_caps)
     )
 
     context = ToolContext(brain, graph, AgentWriter(brain.store, agent=settings.agent_name))
@@ -329,7 +333,7 @@ def build_server(brain: LabBrain) -> MCPServer:
                 brain.store,
                 query,
                 limit=limit,
-                max_chars=settings.mcp_max_chars,
+                max_chars=server.max_chars,  # stop reading there; the server cuts to fit
                 seconds=settings.query_timeout_seconds,
             )
         )
@@ -430,11 +434,32 @@ def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
     return brain.load(path, data=data)
 
 
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """While inside, ``sys.stdout`` and file descriptor 1 (used by C code and child
+    processes) both write to stderr; both are restored on exit. Stdout carries the JSON-RPC
+    stream, so nothing else may reach it (the SDK does the same while it serves)."""
+    sys.stdout.flush()
+    saved_fd, saved_stdout = os.dup(1), sys.stdout
+    try:
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        yield
+    finally:
+        sys.stderr.flush()
+        sys.stdout = saved_stdout
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+
+
 def serve_stdio(brain: LabBrain) -> None:
-    """Load ``DATA_PATH`` if set (and new), then serve MCP over stdio until stdin closes."""
+    """Load ``DATA_PATH`` if set (and new), then serve MCP over stdio until stdin closes.
+
+    Stdout carries only JSON-RPC messages: output during the load goes to stderr."""
     data_path = os.environ.get("DATA_PATH")
     if data_path:
-        report = load_data_path(brain, data_path)
+        with stdout_to_stderr():
+            report = load_data_path(brain, data_path)
         if report is None:
             log.info("DATA_PATH %s is already loaded", data_path)
         else:

@@ -76,9 +76,10 @@ def run_query(
     seconds: float,
 ) -> SparqlResult:
     """Run a read-only SELECT / ASK / CONSTRUCT / DESCRIBE; the default graph is the union of
-    all graphs unless the query names its dataset (FROM / FROM NAMED). Updates, SERVICE and
-    LOAD are refused; the time limit holds on disk and remote stores."""
-    check_query(query)
+    all graphs unless the query names its dataset (FROM / FROM NAMED). Updates, SERVICE, LOAD
+    and FROM naming a graph the store lacks are refused; the time limit holds on disk and
+    remote stores."""
+    check_query(query, graphs=store.graphs)
     _check_parses(query)
     return run_isolated(store, lambda view: _answer(view, query, limit, max_chars), seconds)
 

@@ -62,7 +62,11 @@ class Settings(BaseSettings):
         default=10.0, gt=0, description="Time limit of a SPARQL query sent by an assistant."
     )
     mcp_max_chars: int = Field(
-        default=50_000, gt=0, description="Character cap of one sparql_query answer."
+        default=50_000,
+        ge=1000,
+        description="Character cap of every MCP tool answer (its JSON text; images are "
+        "exempt): longer answers are cut, longest lists first, with a note or a `truncated` "
+        "field saying what was kept and which argument gets more.",
     )
     image_fetch: bool = Field(
         default=False,
@@ -245,6 +249,24 @@ class Settings(BaseSettings):
         gt=0,
         description="Time limit of one query in `labbrain console` (on-disk stores: the query "
         "runs in a child process, stopped at the limit or by Ctrl-C).",
+    )
+    max_json_objects: int = Field(
+        default=2_000_000,
+        gt=0,
+        description="Most JSON objects one JSON-LD input may hold (counted before it is parsed: "
+        "the JSON-LD parser keeps a few hundred bytes per object).",
+    )
+    max_context_terms: int = Field(
+        default=1_000,
+        gt=0,
+        description="Most term definitions all the @context values of a JSON-LD input may hold "
+        "together (each context applied costs time in proportion to its size).",
+    )
+    max_json_array_items: int = Field(
+        default=2_000,
+        gt=0,
+        description="Longest array of property values in a plain JSON-LD file (read by pyld, "
+        "whose time grows with its square); exports and @graph lists are exempt.",
     )
     agent_name: str = Field(
         default="assistant",
