@@ -60,6 +60,7 @@ from labbrain.store import (
     GraphWriter,
     OxigraphStore,
     WriterLock,
+    fsync_dir,
     recover,
     recover_restore,
     remove_path,
@@ -139,7 +140,7 @@ def backup_store(settings: Settings, target: Path) -> Manifest:
         if target.exists():
             target.rmdir()  # empty (checked above); rename() replaces only on some systems
         partial.rename(target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return manifest
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
@@ -285,14 +286,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _fsync_tree(directory: Path) -> None:
     """Flush every file and directory under ``directory`` to disk."""
     for path in directory.rglob("*"):
@@ -300,7 +293,7 @@ def _fsync_tree(directory: Path) -> None:
             with path.open("rb") as handle:
                 os.fsync(handle.fileno())
     for path in [directory, *(p for p in directory.rglob("*") if p.is_dir())]:
-        _fsync_dir(path)
+        fsync_dir(path)
 
 
 # ---------------------------------------------------------------------------------- verify
@@ -483,23 +476,23 @@ def _swap_in(directory: Path, staging: Path, manifest: Manifest) -> SyncReport:
     """
     aside = directory / RESTORE_ASIDE
     aside.mkdir()
-    _fsync_dir(directory)
+    fsync_dir(directory)
     try:
         for name in _present(directory, RESTORED):
             (directory / name).rename(aside / name)
         (aside / ALL_ASIDE).touch()
-        _fsync_dir(aside)
-        _fsync_dir(directory)
+        fsync_dir(aside)
+        fsync_dir(directory)
         for name in _present(staging, RESTORED):
             (staging / name).rename(directory / name)
-        _fsync_dir(directory)
+        fsync_dir(directory)
         verify_database(directory, manifest, what="the restored database")
         report = _sync_index(directory)
         aside.rename(directory / RESTORE_DISCARD)  # the commit
     except BaseException:
         _roll_back(directory, aside)
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
     shutil.rmtree(directory / RESTORE_DISCARD, ignore_errors=True)
     return report
 

@@ -291,7 +291,8 @@ def _disk_full_as_error() -> Iterator[None]:
         raise
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Flush the directory entry changes of ``path`` (renames, new files) to disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -315,7 +316,7 @@ def recover(directory: Path) -> bool:
             if main.exists():
                 main.rename(discard)
             backup.rename(main)
-            _fsync_dir(directory)
+            fsync_dir(directory)
         marker.unlink()
         restored = True
     shutil.rmtree(journal, ignore_errors=True)
@@ -348,7 +349,7 @@ def roll_back_restore(directory: Path, aside: Path) -> None:
         marker.unlink()
     for item in sorted(aside.iterdir()):
         item.rename(directory / item.name)
-    _fsync_dir(directory)
+    fsync_dir(directory)
     aside.rmdir()
 
 
@@ -631,7 +632,7 @@ class OxigraphStore:
         self._store.flush()
         self._store.backup(str(journal / DB_DIR))
         (journal / JOURNAL_MARKER).write_text("bulk write in flight\n")
-        _fsync_dir(journal)
+        fsync_dir(journal)
         try:
             self._begin_snapshot(journal / DB_DIR)
             if self._store.contains_named_graph(target):
@@ -646,7 +647,7 @@ class OxigraphStore:
             raise
         self._end_snapshot()
         (journal / JOURNAL_MARKER).unlink()
-        _fsync_dir(journal)
+        fsync_dir(journal)
         shutil.rmtree(journal, ignore_errors=True)
 
     def _begin_snapshot(self, backup: Path) -> None:
