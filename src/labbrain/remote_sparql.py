@@ -186,7 +186,9 @@ def join_updates(*updates: str) -> str:
     return " ;\n".join(u for u in updates if u)
 
 
-def blank_node_safe_chunks(triples: Iterable[Triple], size: int) -> Generator[list[Triple], None, None]:
+def blank_node_safe_chunks(
+    triples: Iterable[Triple], size: int
+) -> Generator[list[Triple], None, None]:
     """``triples`` in chunks of at most ``size``, except that all triples connected through
     blank nodes stay in one chunk (which may then be bigger).
 
