@@ -439,19 +439,13 @@ class RemoteStore:
         """Add triples to the staging graph, by GSP POSTs or INSERT DATA updates."""
         gsp = self.endpoints.gsp
         size = GSP_CHUNK if gsp else INSERT_CHUNK
-        chunks = blank_node_safe_chunks(triples, size)
-        try:
-            for chunk in chunks:
-                if gsp:
-                    url = gsp + ("&" if "?" in gsp else "?") + urlencode({"graph": staging.value})
-                    data = serialize(chunk, format=RdfFormat.N_TRIPLES) or b""
-                    self._send(url, data, "application/n-triples", reading=False, bulk=True)
-                else:
-                    self._post_update(insert_data(chunk, staging), bulk=True)
-        finally:
-            # Release the source (a pyoxigraph iterator, bound to this thread) here, not in
-            # whichever thread the garbage collector happens to run on.
-            chunks.close()
+        for chunk in blank_node_safe_chunks(triples, size):
+            if gsp:
+                url = gsp + ("&" if "?" in gsp else "?") + urlencode({"graph": staging.value})
+                data = serialize(chunk, format=RdfFormat.N_TRIPLES) or b""
+                self._send(url, data, "application/n-triples", reading=False, bulk=True)
+            else:
+                self._post_update(insert_data(chunk, staging), bulk=True)
 
 
 class _StagingWriter:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
@@ -186,9 +186,7 @@ def join_updates(*updates: str) -> str:
     return " ;\n".join(u for u in updates if u)
 
 
-def blank_node_safe_chunks(
-    triples: Iterable[Triple], size: int
-) -> Generator[list[Triple], None, None]:
+def blank_node_safe_chunks(triples: Iterable[Triple], size: int) -> Iterator[list[Triple]]:
     """``triples`` in chunks of at most ``size``, except that all triples connected through
     blank nodes stay in one chunk (which may then be bigger).
 
