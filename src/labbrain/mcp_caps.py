@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -411,16 +411,7 @@ def _drop_level(prefixes: list[list[int]], floors: list[int], excess: int) -> in
             for p, floor in zip(prefixes, floors, strict=True)
         )
 
-    low, high = 0, max(p[-1] for p in prefixes) - 1
-    if saved(low) < excess:
-        return 0
-    while low < high:  # saved() falls as the level rises
-        middle = (low + high + 1) // 2
-        if saved(middle) >= excess:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return _highest_level(saved, 0, max(p[-1] for p in prefixes) - 1, excess)
 
 
 def _lists_to_one(work: Json, cap: int, schema: Schema | None) -> str:
@@ -467,10 +458,18 @@ def _level(lengths: list[int], excess: int, floor: int) -> int:
     def saved(level: int) -> int:
         return sum(n - level - _MARKER for n in lengths if n - level > _MARKER)
 
-    low, high = floor, max(lengths) - _MARKER - 1  # the longest string is always cut
-    if high <= low or saved(low) < excess:
+    high = max(lengths) - _MARKER - 1  # the longest string is always cut
+    if high <= floor:
         return floor
-    while low < high:  # saved() falls as the level rises
+    return _highest_level(saved, floor, high, excess)
+
+
+def _highest_level(saved: Callable[[int], int], low: int, high: int, excess: int) -> int:
+    """The highest level in ``low..high`` at which ``saved`` (falling as the level rises)
+    still reaches ``excess``, by binary search; ``low`` when even ``low`` does not."""
+    if saved(low) < excess:
+        return low
+    while low < high:
         middle = (low + high + 1) // 2
         if saved(middle) >= excess:
             low = middle
