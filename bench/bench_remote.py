@@ -53,7 +53,7 @@ READS = 20
 sys.path.insert(0, str(BENCH_DIR))
 from generate import write_export  # noqa: E402
 from labbrain.core import LabBrain  # noqa: E402
-from labbrain.graph import DiscourseGraph  # noqa: E402
+from labbrain.discourse.reader import DiscourseReader  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
 
 
@@ -91,7 +91,7 @@ def oxigraph(directory: Path) -> Iterator[str]:
 
 
 def _reads(brain: LabBrain, uid: str) -> dict[str, float]:
-    graph = DiscourseGraph(brain)
+    graph = DiscourseReader(brain)
     stats, nodes = [], []
     for _ in range(READS):
         started = time.perf_counter()

@@ -42,10 +42,10 @@ sys.path.insert(0, str(HERE))
 
 from generate import write_export  # noqa: E402
 from labbrain.core import LabBrain  # noqa: E402
-from labbrain.embeddings import provider_for  # noqa: E402
-from labbrain.graph import DiscourseGraph  # noqa: E402
+from labbrain.discourse.reader import DiscourseReader  # noqa: E402
+from labbrain.index.embeddings import provider_for  # noqa: E402
+from labbrain.index.vectors import EmbedPlan, digest_of  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
-from labbrain.vectors import EmbedPlan, digest_of, vectors_for  # noqa: E402
 
 MODES = ("keyword", "semantic", "hybrid")
 
@@ -69,7 +69,7 @@ def run(nodes: int, embed: int, queries: int, embed_all: bool, seed: int) -> dic
         brain.load(str(source))
         provider = provider_for(brain.settings)
         provider.embed(["warm-up text for the model"])
-        vectors = vectors_for(brain)
+        vectors = brain.vectors
         plan = vectors.plan(brain.index, provider.model_id)
         # a random sample of the nodes (the plan lists the shortest texts first)
         sample = random.Random(seed).sample(plan.todo, min(embed, len(plan.todo)))
@@ -103,7 +103,7 @@ def run(nodes: int, embed: int, queries: int, embed_all: bool, seed: int) -> dic
 
             vectors.update(Random(), EmbedPlan(plan.model, rest, [], 0), batch_size=2048)  # type: ignore[arg-type]
         assert vectors.count() == len(plan.todo)
-        graph = DiscourseGraph(brain)
+        graph = DiscourseReader(brain)
         all_nodes, _ = brain.index.nodes(limit=brain.index.count())
         picked = random.Random(seed).sample(all_nodes, queries)
         texts = [n.title for n in picked]

@@ -22,15 +22,15 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from labbrain.agent import AgentWriter
-from labbrain.brain import ProjectMemory
-from labbrain.brain_findings import Findings
-from labbrain.claims import Propositions
+from labbrain.agent.claims.propositions import Propositions
+from labbrain.agent.memory.memories import Memories
+from labbrain.agent.projects.findings import Findings
+from labbrain.agent.projects.projects import Projects
+from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
-from labbrain.graph import DiscourseGraph
-from labbrain.memory import MemoryGraph
+from labbrain.discourse.reader import DiscourseReader
 from labbrain.settings import Settings
-from labbrain.tasks import TaskEvent, TaskLedger, TaskState, new_task, transition
+from labbrain.tasks.ledger import TaskEvent, TaskLedger, TaskState, new_task, transition
 
 AGENT = "fault-test"
 PROJECT = "Fault project"
@@ -47,16 +47,16 @@ class AgentTools:
     """The agent-side models over one writable store, writing as :data:`AGENT`."""
 
     findings: Findings
-    memories: MemoryGraph
+    memories: Memories
     propositions: Propositions
 
     @classmethod
     def open(cls, brain: LabBrain) -> AgentTools:
-        graph = DiscourseGraph(brain)
+        graph = DiscourseReader(brain)
         writer = AgentWriter(brain.store, agent=AGENT)
         return cls(
-            Findings(ProjectMemory(brain, graph, writer)),
-            MemoryGraph(brain, graph, writer),
+            Findings(Projects(brain, graph, writer)),
+            Memories(brain, graph, writer),
             Propositions(brain, graph, writer),
         )
 

@@ -19,9 +19,9 @@ from mcp import Client
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, NamedNode, Quad
 
 from labbrain.core import LabBrain
-from labbrain.mcp_server import build_server
-from labbrain.namespaces import TASKS_GRAPH
-from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
+from labbrain.mcp.server import build_server
+from labbrain.rdf.namespaces import TASKS_GRAPH
+from labbrain.store.journal import JOURNAL_DIR, JOURNAL_MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,7 +22,7 @@ from mcp import Client
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, MakeSettings, settings_for
 from helpers import InProcessTools, Json, count, select
 from labbrain.core import LabBrain
-from labbrain.textrank import key_terms
+from labbrain.index.textrank import key_terms
 
 PROJECT_GRAPH = "urn:labbrain:project:membrane-tension"
 DESCRIPTION = (

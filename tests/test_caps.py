@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 from conftest import SAMPLE, settings_for
 from generate import write_export
 from labbrain.core import LabBrain
-from labbrain.mcp_caps import (
+from labbrain.mcp.caps import (
     DEFAULT_HINT,
     HINTS,
     LONG_STRING,
@@ -39,7 +39,7 @@ from labbrain.mcp_caps import (
     fit_answer,
     hint_for,
 )
-from labbrain.mcp_server import build_server
+from labbrain.mcp.server import build_server
 from labbrain.settings import Settings
 
 Json = Any
@@ -372,9 +372,9 @@ def test_a_long_error_message_is_cut_too(sample_brain: LabBrain) -> None:
 
 def test_an_answer_under_the_cap_is_what_the_tool_built(sample_brain: LabBrain) -> None:
     """The cap costs an answer under it nothing: the text is the tool's own JSON."""
-    from labbrain.graph import DiscourseGraph
+    from labbrain.discourse.reader import DiscourseReader
 
-    expected = dumps(DiscourseGraph(sample_brain).get_node("n2rGK8We9").model_dump(mode="json"))
+    expected = dumps(DiscourseReader(sample_brain).get_node("n2rGK8We9").model_dump(mode="json"))
     [(_, node, text)] = call_all(build_server(sample_brain), [("get_node", {"uid": "n2rGK8We9"})])
     assert text == expected and "truncated" not in node
 

@@ -21,12 +21,18 @@ from mcp import Client
 
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import InProcessTools, Json, canonical, count, select
-from labbrain.agent import AgentWriter
-from labbrain.claims import CLAIMS_GRAPH, Propositions, decode_cursor, encode_cursor, xsd_time
+from labbrain.agent.claims.propositions import (
+    CLAIMS_GRAPH,
+    Propositions,
+    decode_cursor,
+    encode_cursor,
+    xsd_time,
+)
+from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
+from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import InvalidArgument
-from labbrain.graph import DiscourseGraph
-from labbrain.namespaces import LB, PROV
+from labbrain.rdf.namespaces import LB, PROV
 
 CLAIMS_TOOLS = {
     "add_proposition": False,
@@ -299,7 +305,7 @@ def test_confidence_outside_0_to_1_is_refused(tools: Tools, confidence: float) -
 
 def test_confidence_bounds_and_content_are_checked_by_the_library(sample_brain: LabBrain) -> None:
     propositions = Propositions(
-        sample_brain, DiscourseGraph(sample_brain), AgentWriter(sample_brain.store)
+        sample_brain, DiscourseReader(sample_brain), AgentWriter(sample_brain.store)
     )
     for confidence, message in ((float("nan"), "must be a number"), (1.5, "1.5 is outside 0..1")):
         with pytest.raises(InvalidArgument, match=message):

@@ -31,7 +31,7 @@ from conftest import (
 from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
-from labbrain.remote import index_directory
+from labbrain.store.remote.store import index_directory
 
 SAMPLE_CREATORS = {
     "Rebecca Lee": 40,

@@ -28,19 +28,19 @@ from pyoxigraph import RdfFormat, parse
 from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import count
 from labbrain.cli import main
-from labbrain.console import ARGUMENTS, COMMANDS, caret_lines, readable
-from labbrain.console_complete import SparqlCompleter, Term, vocabulary_terms
-from labbrain.console_prompt import (
+from labbrain.console.complete import SparqlCompleter, Term, vocabulary_terms
+from labbrain.console.formats import compact, document, format_for, table_rows, text
+from labbrain.console.prompt import (
     ConsoleMemoryHistory,
     balanced,
     history_for,
     runs_now,
     split_script,
 )
-from labbrain.console_worker import execute, run_query, statement_kind
+from labbrain.console.repl import ARGUMENTS, COMMANDS, caret_lines, readable
+from labbrain.console.worker import execute, run_query, statement_kind
 from labbrain.core import LabBrain
 from labbrain.errors import QueryNotAllowed, QuerySyntaxError, QueryTimeout
-from labbrain.results_format import compact, document, format_for, table_rows, text
 
 LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\x1b\][^\x07]*\x07")

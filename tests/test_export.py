@@ -35,7 +35,7 @@ from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.errors import GraphNotFound, InputError
-from labbrain.namespaces import DCT, DG, DGB
+from labbrain.rdf.namespaces import DCT, DG, DGB
 
 SLUG = "akamatsulab-sample"
 DCT_GRAPH = "urn:labbrain:dataset:dct-sample"

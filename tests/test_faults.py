@@ -53,19 +53,20 @@ from fault_child import (
 )
 from generate import write_export
 from helpers import InProcessTools, fingerprint
-from labbrain import store as store_module
-from labbrain.agent import AGENT_PREFIX, KEY_PREFIX
-from labbrain.claims import CLAIMS_GRAPH
+from labbrain.agent.claims.propositions import CLAIMS_GRAPH
+from labbrain.agent.memory.records import DOMAIN_PREFIX
+from labbrain.agent.writer import AGENT_PREFIX, KEY_PREFIX
 from labbrain.cli import main
 from labbrain.core import INDEX_FILE, LabBrain
-from labbrain.graph import DiscourseGraph
-from labbrain.memory_records import DOMAIN_PREFIX
-from labbrain.namespaces import LB, PROV, RDF, SIOC, SYSTEM_GRAPH, TASKS_GRAPH
-from labbrain.search import TextIndex
-from labbrain.store import JOURNAL_DIR, OxigraphStore
-from labbrain.task_runner import TaskRunner
-from labbrain.tasks import STATUSES, TaskLedger
-from labbrain.vectors import VECTORS_FILE, digest_of, node_text
+from labbrain.discourse.reader import DiscourseReader
+from labbrain.index.text import TextIndex
+from labbrain.index.vectors import VECTORS_FILE, digest_of, node_text
+from labbrain.ops.workflows import task_runner
+from labbrain.rdf.namespaces import LB, PROV, RDF, SIOC, SYSTEM_GRAPH, TASKS_GRAPH
+from labbrain.store import local as store_module
+from labbrain.store.journal import JOURNAL_DIR
+from labbrain.store.local import OxigraphStore
+from labbrain.tasks.ledger import STATUSES, TaskLedger
 
 pytestmark = pytest.mark.subprocess
 
@@ -423,10 +424,13 @@ def test_kill_while_the_task_ledger_is_written(
 
 def answers(brain: LabBrain, uids: tuple[str, ...]) -> dict[str, Any]:
     """What readers of the index see: search hits with snippets and scores, and nodes."""
-    graph = DiscourseGraph(brain)
+    graph = DiscourseReader(brain)
     return {
         "search": {
-            text: [(h.node.iri, h.snippet, round(h.score, 9)) for h in brain.search(text, limit=20)]
+            text: [
+                (h.node.iri, h.snippet, round(h.score, 9))
+                for h in brain.search(text, limit=20).hits
+            ]
             for text in QUERIES
         },
         "nodes": {uid: graph.get_node(uid).model_dump() for uid in uids},
@@ -503,7 +507,7 @@ def test_kill_during_reindex(tmp_path: Path, store_20k: Any, point: str) -> None
         assert brain.index.stale_graphs(brain.store) == ([], [])
         assert answers(brain, uids) == before
         if point == "writing":
-            final = TaskRunner(brain).resume(task.task_id)
+            final = task_runner(brain).resume(task.task_id)
             assert final.status == "completed"
             assert final.results["indexed"] == {BIG_GRAPH: 20_000}
             assert answers(brain, uids) == before

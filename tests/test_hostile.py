@@ -32,15 +32,15 @@ from starlette.testclient import TestClient
 
 from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import fingerprint
-from labbrain import images
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.errors import LabbrainError, QueryNotAllowed, TemplateParameterError
-from labbrain.http_app import build_app
-from labbrain.images import ImageRefused, fetch_image
-from labbrain.mcp_server import build_server
-from labbrain.queries import bind, run, templates
-from labbrain.remote_sparql import bind_values, term_text
+from labbrain.http.app import build_app
+from labbrain.mcp import images
+from labbrain.mcp.images import ImageRefused, fetch_image
+from labbrain.mcp.server import build_server
+from labbrain.store.remote.sparql import bind_values, term_text
+from labbrain.store.templates import bind, run, templates
 
 SAMPLE_DOC: dict[str, Any] = json.loads(SAMPLE.read_text())
 
@@ -776,10 +776,11 @@ def test_images_refuse_forbidden_addresses_directly_and_after_a_redirect(
 
 _NOISY_SERVER = """
 import logging, os, subprocess, sys, warnings
-from labbrain import core, graph
+from labbrain import core
+from labbrain.discourse import reader
 from labbrain.cli import main
 
-original = graph.DiscourseGraph.get_schema
+original = reader.DiscourseReader.get_schema
 
 def noisy(self):
     print("print() from a tool")
@@ -791,7 +792,7 @@ def noisy(self):
     logging.getLogger("somelib").warning("a library log record during a call")
     return original(self)
 
-graph.DiscourseGraph.get_schema = noisy
+reader.DiscourseReader.get_schema = noisy
 load = core.LabBrain.load
 
 def noisy_load(self, *args, **kwargs):

@@ -37,9 +37,9 @@ from helpers import count
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.errors import SettingsError
-from labbrain.http_app import Binding, bind_socket, build_app
-from labbrain.http_pool import QueryJob, QueryPool
-from labbrain.http_results import Answer, choose_format, parse_accept
+from labbrain.http.app import Binding, bind_socket, build_app
+from labbrain.http.pool import QueryJob, QueryPool
+from labbrain.http.results import Answer, choose_format, parse_accept
 
 PORT = 7879
 BASE = f"http://127.0.0.1:{PORT}"
@@ -970,7 +970,7 @@ def test_killed_server_leaves_no_workers(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- policy
 def test_dataset_graphs_reads_from_clauses() -> None:
-    from labbrain.sparql_policy import dataset_graphs
+    from labbrain.rdf.sparql_policy import dataset_graphs
 
     query = """PREFIX ex: <http://example.org/>
     SELECT * FROM <urn:labbrain:ontology> FROM NAMED ex:g FROM dg:x
@@ -989,7 +989,7 @@ def test_dataset_graphs_reads_from_clauses() -> None:
 
 def test_check_query_refuses_remote_from_only_when_asked() -> None:
     from labbrain.errors import QueryNotAllowed
-    from labbrain.sparql_policy import check_query
+    from labbrain.rdf.sparql_policy import check_query
 
     remote = "SELECT * FROM <http://example.org/data.ttl> WHERE { ?s ?p ?o }"
     check_query(remote)  # callers that pass no graphs keep the old behaviour

@@ -17,8 +17,8 @@ from mcp import Client
 
 from conftest import SAMPLE_DCT, settings_for
 from labbrain.core import LabBrain
-from labbrain.images import ImageRefused, fetch_image
-from labbrain.mcp_server import build_server
+from labbrain.mcp.images import ImageRefused, fetch_image
+from labbrain.mcp.server import build_server
 from labbrain.settings import Settings
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 200

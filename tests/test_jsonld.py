@@ -11,9 +11,9 @@ from pyoxigraph import CanonicalizationAlgorithm, Dataset
 
 from conftest import REAL, REAL_DCT, SAMPLE, SAMPLE_DCT, SAMPLE_V0
 from generate import generate_export
-from labbrain import jsonld
 from labbrain.errors import ExportFormatError, InputTooLarge
-from labbrain.namespaces import DCT, DG, DGB, OWL, RDF, RDFS, XSD
+from labbrain.ingest import jsonld
+from labbrain.rdf.namespaces import DCT, DG, DGB, OWL, RDF, RDFS, XSD
 
 ALL_FILES = [SAMPLE, SAMPLE_V0, SAMPLE_DCT, REAL, REAL_DCT]
 

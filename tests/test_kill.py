@@ -10,7 +10,7 @@ from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from generate import write_export
 from helpers import canonical, fingerprint, load_and_kill
 from labbrain.core import LabBrain
-from labbrain.store import JOURNAL_DIR
+from labbrain.store.journal import JOURNAL_DIR
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
@@ -48,14 +48,14 @@ def test_kill_during_reload_keeps_the_previous_version(tmp_path: Path, big_expor
     with LabBrain(settings_for(store)) as brain:
         first = brain.load(str(big_export))
         before = fingerprint(brain)
-        hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5)]
+        hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5).hits]
     load_and_kill(store, big_export, 0.8)
     with LabBrain(settings_for(store)) as brain:
         assert fingerprint(brain) == before
         assert brain.store.count(BIG_GRAPH) == first.quads
         assert [d["loadId"] for d in brain.datasets()] == [first.load_id]
         assert brain.index.count(BIG_GRAPH) == 20_000
-        assert [h.node.iri for h in brain.search("membrane tension actin", limit=5)] == hits
+        assert [h.node.iri for h in brain.search("membrane tension actin", limit=5).hits] == hits
     # and a load after the crash completes normally
     with LabBrain(settings_for(store)) as brain:
         again = brain.load(str(big_export))

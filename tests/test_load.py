@@ -22,7 +22,7 @@ import pytest
 from pydantic import BaseModel
 from pyoxigraph import Literal, NamedNode, Quad
 
-import labbrain.agent as agent_module
+import labbrain.agent.writer as agent_module
 from concurrency_mix import (
     READS,
     WRITES,
@@ -36,11 +36,17 @@ from concurrency_mix import (
     run_http,
 )
 from conftest import BACKENDS, MakeSettings
-from labbrain.agent import LAST_WRITE, WRITE_STAMP, WRITE_STAMP_SUBJECT, AgentWriter, WritePlan
+from labbrain.agent.writer import (
+    LAST_WRITE,
+    WRITE_STAMP,
+    WRITE_STAMP_SUBJECT,
+    AgentWriter,
+    WritePlan,
+)
 from labbrain.core import LabBrain
 from labbrain.errors import WriteConflict
-from labbrain.namespaces import LB, SYSTEM_GRAPH
-from labbrain.store import QuadStore
+from labbrain.rdf.namespaces import LB, SYSTEM_GRAPH
+from labbrain.store.base import QuadStore
 
 #: The issue's figures: 8 concurrent clients for 60 s on a 20,000-node store.
 CLIENTS = 8

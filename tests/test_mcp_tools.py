@@ -42,7 +42,7 @@ from conftest import (
     settings_for,
 )
 from labbrain.core import LabBrain
-from labbrain.mcp_server import build_server
+from labbrain.mcp.server import build_server
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -2125,11 +2125,11 @@ def test_errors_leak_no_path_or_traceback(server: MCPServer) -> None:
 
 def test_cached_answers_follow_loads_and_drops(make_settings: MakeSettings) -> None:
     """get_schema and find_gaps are cached per store state: a load or a drop refreshes them."""
-    from labbrain.graph import DiscourseGraph
+    from labbrain.discourse.reader import DiscourseReader
 
     with LabBrain(make_settings()) as brain:
         brain.load(str(SAMPLE))
-        graph = DiscourseGraph(brain)
+        graph = DiscourseReader(brain)
         first = graph.get_schema()
         gaps = graph.find_gaps().counts
         assert [d.dataset for d in first.datasets] == ["akamatsulab-sample"]

@@ -19,11 +19,11 @@ from mcp import Client
 
 from conftest import BACKENDS, MakeSettings, settings_for
 from helpers import InProcessTools, Json, count, select
-from labbrain.agent import AgentWriter
+from labbrain.agent.memory.memories import Memories
+from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
+from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import InvalidArgument
-from labbrain.graph import DiscourseGraph
-from labbrain.memory import MemoryGraph
 
 MEMORY_TOOLS = {
     "create_domain": False,
@@ -638,9 +638,7 @@ def test_edge_errors(lab: Tools) -> None:
 
 
 def test_library_checks_edge_values(sample_brain: LabBrain) -> None:
-    memory = MemoryGraph(
-        sample_brain, DiscourseGraph(sample_brain), AgentWriter(sample_brain.store)
-    )
+    memory = Memories(sample_brain, DiscourseReader(sample_brain), AgentWriter(sample_brain.store))
     memory.domains.create_domain("lib", "Library")
     one = memory.store_memory("One").memory.id
     two = memory.store_memory("Two").memory.id

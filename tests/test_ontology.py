@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
-from labbrain.namespaces import DG, DGB, LB
-from labbrain.ontology import vocabulary
+from labbrain.rdf.namespaces import DG, DGB, LB
+from labbrain.store.ontology import vocabulary
 
 PREFIXED = {"lb": LB, "dg": DG, "dgb": DGB}
 CONSTANT = {"LB": LB, "DG": DG, "DGB": DGB}

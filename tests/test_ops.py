@@ -35,18 +35,24 @@ from conftest import (
 )
 from generate import write_export
 from helpers import fingerprint
-from labbrain import backup as backup_module
-from labbrain.agent import AgentWriter
-from labbrain.backup import MANIFEST
+from labbrain.agent.memory.memories import Memories
+from labbrain.agent.writer import AgentWriter
 from labbrain.cli import main
 from labbrain.core import LabBrain
-from labbrain.graph import DiscourseGraph
-from labbrain.memory import MemoryGraph
-from labbrain.namespaces import TASKS_GRAPH
-from labbrain.remote_sparql import new_staging_graph
-from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER, RESTORE_ASIDE, RESTORED, present_files
-from labbrain.tasks import TaskLedger, new_task, transition
-from labbrain.vectors import VECTORS_FILE, VectorIndex
+from labbrain.discourse.reader import DiscourseReader
+from labbrain.index.vectors import VECTORS_FILE, VectorIndex
+from labbrain.ops import backup as backup_module
+from labbrain.ops.backup import MANIFEST
+from labbrain.rdf.namespaces import TASKS_GRAPH
+from labbrain.store.journal import (
+    JOURNAL_DIR,
+    JOURNAL_MARKER,
+    RESTORE_ASIDE,
+    RESTORED,
+    present_files,
+)
+from labbrain.store.remote.sparql import new_staging_graph
+from labbrain.tasks.ledger import TaskLedger, new_task, transition
 
 LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
 V0_GRAPH = "urn:labbrain:dataset:v0-sample"
@@ -89,7 +95,9 @@ def statuses(result: Result) -> dict[str, str]:
 
 def answers(brain: LabBrain) -> list[list[tuple[str, str]]]:
     """What the sample searches answer: (iri, snippet) of each hit, in order."""
-    return [[(h.node.iri, h.snippet) for h in brain.search(text, limit=8)] for text in SEARCHES]
+    return [
+        [(h.node.iri, h.snippet) for h in brain.search(text, limit=8).hits] for text in SEARCHES
+    ]
 
 
 def store_files(store: Path) -> dict[str, str]:
@@ -311,7 +319,7 @@ def test_restore_refuses_a_store_with_data_unless_replace(
 ) -> None:
     other = v0_store
     with LabBrain(settings_for(other), read_only=True) as brain:
-        searched = [h.node.iri for h in brain.search("actin")]
+        searched = [h.node.iri for h in brain.search("actin").hits]
     files = store_files(other)
     refused = run(other, "restore", str(sample_backup))
     assert refused.exit_code == 2
@@ -325,7 +333,7 @@ def test_restore_refuses_a_store_with_data_unless_replace(
     with LabBrain(settings_for(other), read_only=True) as brain:
         assert brain.store.graphs() == sorted(SAMPLE_GRAPHS)
         assert brain.index.indexed_loads().keys() == {SAMPLE_GRAPH}
-        assert [h.node.iri for h in brain.search("actin")] != searched
+        assert [h.node.iri for h in brain.search("actin").hits] != searched
     assert not (other / RESTORE_ASIDE).exists() and not (other / "restore.partial").exists()
     # a store that has only labbrain's own graphs counts as empty
     fresh = tmp_path / "fresh"
@@ -378,7 +386,7 @@ def test_failure_mid_restore_leaves_the_store_unchanged(
 ) -> None:
     other = v0_store
     with LabBrain(settings_for(other), read_only=True) as brain:
-        before, searched = fingerprint(brain), [h.node.iri for h in brain.search("actin")]
+        before, searched = fingerprint(brain), [h.node.iri for h in brain.search("actin").hits]
     files, names = store_files(other), sorted(p.name for p in other.iterdir())
     # The restore renames each current item aside, then each staged item (the database and
     # the index) in, then the aside directory (the commit).
@@ -403,7 +411,7 @@ def test_failure_mid_restore_leaves_the_store_unchanged(
     assert sorted(p.name for p in other.iterdir()) == names
     with LabBrain(settings_for(other)) as brain:
         assert fingerprint(brain) == before
-        assert [h.node.iri for h in brain.search("actin")] == searched
+        assert [h.node.iri for h in brain.search("actin").hits] == searched
         assert brain.index_sync is not None and not brain.index_sync.changed
 
 
@@ -520,7 +528,7 @@ def test_backup_beside_a_writing_thread_is_one_consistent_snapshot(
     of them (never memory n+1 without memory n) and restores to what its manifest says."""
     stop = threading.Event()
     with LabBrain(settings_for(sample_store)) as brain:
-        memory = MemoryGraph(brain, DiscourseGraph(brain), AgentWriter(brain.store))
+        memory = Memories(brain, DiscourseReader(brain), AgentWriter(brain.store))
         memory.domains.create_domain("log", "Log", "")
         written: list[str] = []
 

@@ -32,7 +32,7 @@ def test_wheel_contains_ontology_and_queries(tmp_path: Path) -> None:
 
 def test_installed_resources_are_found_without_the_source_tree(tmp_path: Path) -> None:
     """Resources resolve from the package itself once installed (not from the checkout)."""
-    from labbrain.resources import resource_dir
+    from labbrain.rdf.resources import resource_dir
 
     assert {p.name for p in resource_dir("queries").iterdir()} >= {"datasets.rq", "index_nodes.rq"}
 

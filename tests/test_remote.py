@@ -54,7 +54,6 @@ from conftest import (
     settings_for,
 )
 from generate import write_export  # type: ignore[import-not-found]
-from labbrain import remote
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.errors import (
@@ -66,19 +65,20 @@ from labbrain.errors import (
     QueryTimeout,
     StoreReadOnly,
 )
-from labbrain.mcp_server import build_server
-from labbrain.remote import RemoteStore, default_update_endpoint, index_directory
-from labbrain.remote_sparql import (
+from labbrain.mcp.sandbox import run_query
+from labbrain.mcp.server import build_server
+from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.settings import Settings
+from labbrain.store.base import RdfDocument
+from labbrain.store.remote import sparql as remote_sparql
+from labbrain.store.remote.sparql import (
     STAGING_PREFIX,
     bind_values,
     blank_node_safe_chunks,
     new_staging_graph,
     staging_is_stale,
 )
-from labbrain.sandbox import run_query
-from labbrain.settings import Settings
-from labbrain.store import RdfDocument
-from labbrain.task_runner import TaskRunner, ingest_params
+from labbrain.store.remote.store import RemoteStore, default_update_endpoint, index_directory
 
 EX = "http://example.org/"
 SAMPLE_INSTANCES = 171  # reified relation instances of the sample (data/README.md)
@@ -258,7 +258,7 @@ def test_the_index_lives_in_a_directory_per_endpoint(oxigraph: OxigraphServer) -
     index.unlink()
     with LabBrain(remote_settings(oxigraph), read_only=True) as reader:
         assert reader.index.count() == 8
-        assert [h.node.uid for h in reader.search("platinum replica")] != []
+        assert [h.node.uid for h in reader.search("platinum replica").hits] != []
 
 
 # ---------------------------------------------------------------------------- loads
@@ -497,10 +497,10 @@ def test_processes_share_an_endpoint_without_a_lock(
     second = on_another_machine(remote_settings(oxigraph), tmp_path / "elsewhere")
     assert first.index.path != second.index.path
     try:
-        assert second.search("tension") == []
+        assert second.search("tension").hits == []
         first.load(str(SAMPLE))
         # The other process's index follows the load records (checked before every read here).
-        assert [h.node.graph for h in second.search("membrane tension", limit=3)] == [
+        assert [h.node.graph for h in second.search("membrane tension", limit=3).hits] == [
             SAMPLE_GRAPH
         ] * 3
         second.load(str(SAMPLE_DCT))
@@ -568,7 +568,7 @@ def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
         with pytest.raises(EndpointReadOnly, match=r"refused the write \(HTTP 403\)"):
             LabBrain(remote_settings(server))
         with LabBrain(remote_settings(server), read_only=True) as reader:
-            assert reader.graphs() == [] and reader.search("anything") == []
+            assert reader.graphs() == [] and reader.search("anything").hits == []
         params = StdioServerParameters(
             command=LABBRAIN,
             args=["--endpoint", server.query, "mcp"],
@@ -845,7 +845,7 @@ def test_a_cancelled_remote_load_leaves_the_endpoint_as_it_was(
     with LabBrain(settings) as brain:
         brain.load(str(SAMPLE))
         before = {g: q for g, q in contents(brain.store).items() if g != "urn:labbrain:tasks"}  # type: ignore[arg-type]
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("ingest", ingest_params(str(big_export)))
         runner.start(task.task_id, background=True)
         _staging_appears(brain.store, lambda: not runner.get(task.task_id).finished)  # type: ignore[arg-type]
@@ -891,7 +891,7 @@ def test_a_remote_load_killed_mid_write_changes_nothing(
     with LabBrain(settings) as brain:
         assert staging[0] not in brain.store.graphs()
         assert [d["nodes"] for d in brain.datasets()] == [150]
-    monkeypatch.setattr(remote, "STALE_STAGING", timedelta(0))
+    monkeypatch.setattr(remote_sparql, "STALE_STAGING", timedelta(0))
     with LabBrain(settings):
         assert not any(g.startswith(STAGING_PREFIX) for g in probe._all_graphs())
     probe.close()

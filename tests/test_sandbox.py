@@ -11,9 +11,9 @@ import pytest
 from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from labbrain.core import LabBrain
 from labbrain.errors import QueryError, QueryNotAllowed, QuerySyntaxError, QueryTimeout
-from labbrain.isolated import run_isolated
-from labbrain.sandbox import run_query
-from labbrain.store import QuadStore
+from labbrain.mcp.sandbox import run_query
+from labbrain.store.base import QuadStore
+from labbrain.store.isolated import run_isolated
 
 pytestmark = pytest.mark.subprocess
 

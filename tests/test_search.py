@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, settings_for
 from labbrain.core import INDEX_FILE, LabBrain
-from labbrain.search import fts_query
+from labbrain.index.text import fts_query
 
 
 @pytest.fixture
@@ -23,11 +23,11 @@ def loaded_dir(store_dir: Path) -> Path:
 
 
 def _results(brain: LabBrain, text: str = "membrane tension actin") -> list[tuple[str, float]]:
-    return [(h.node.iri, round(h.score, 6)) for h in brain.search(text, limit=20)]
+    return [(h.node.iri, round(h.score, 6)) for h in brain.search(text, limit=20).hits]
 
 
 def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
-    hits = sample_brain.search("membrane tension", limit=5)
+    hits = sample_brain.search("membrane tension", limit=5).hits
     assert len(hits) == 5
     assert hits == sorted(hits, key=lambda h: -h.score)
     for hit in hits:
@@ -56,17 +56,17 @@ def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
 
 
 def test_filters(sample_brain: LabBrain) -> None:
-    claims = sample_brain.search("actin", node_type="claim", limit=50)
+    claims = sample_brain.search("actin", node_types="claim", limit=50).hits
     assert claims and all(h.node.node_type == "Claim" for h in claims)
-    by_matt = sample_brain.search("actin", creator="Matt Akamatsu", limit=50)
+    by_matt = sample_brain.search("actin", creator="Matt Akamatsu", limit=50).hits
     assert by_matt and all(h.node.creator == "Matt Akamatsu" for h in by_matt)
-    assert sample_brain.search("actin", graphs=["urn:labbrain:dataset:nothing"]) == []
-    assert sample_brain.search("   ") == []
+    assert sample_brain.search("actin", graphs=["urn:labbrain:dataset:nothing"]).hits == []
+    assert sample_brain.search("   ").hits == []
 
 
 def test_title_matches_rank_first(memory_brain: LabBrain) -> None:
     memory_brain.load(str(REAL))
-    top = memory_brain.search("polarization", limit=1)[0]
+    top = memory_brain.search("polarization", limit=1).hits[0]
     assert "polariz" in top.node.title.lower()
 
 
@@ -140,7 +140,9 @@ def test_index_of_a_dropped_graph_is_removed(loaded_dir: Path) -> None:
     with LabBrain(settings_for(loaded_dir)) as brain:
         brain.drop(REAL_GRAPH)
         assert brain.index.count(REAL_GRAPH) == 0
-        assert all(h.node.graph == SAMPLE_GRAPH for h in brain.search("polarization social media"))
+        assert all(
+            h.node.graph == SAMPLE_GRAPH for h in brain.search("polarization social media").hits
+        )
 
 
 def test_sparql_update_keeps_index_in_step(memory_brain: LabBrain) -> None:
@@ -195,6 +197,6 @@ def test_nodes_with_every_word_come_first(memory_brain: LabBrain, tmp_path: Path
         '<http://example.org/c> dct:title "myosin" .\n'
     )
     memory_brain.load(str(turtle))
-    hits = [h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search("actin myosin")]
+    hits = [h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search("actin myosin").hits]
     assert hits[0] == "b"
     assert sorted(hits) == ["a", "b", "c"]

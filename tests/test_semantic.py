@@ -24,27 +24,28 @@ from click.testing import CliRunner, Result
 from mcp import Client
 
 from conftest import REAL, SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
-from labbrain import cli, embeddings
-from labbrain.agent import AgentWriter
-from labbrain.brain import ProjectMemory
-from labbrain.brain_related import RelatedPagesFinder
-from labbrain.claims import Propositions
-from labbrain.claims_paths import PropositionPaths
+from labbrain import cli
+from labbrain.agent.claims.paths import PropositionPaths
+from labbrain.agent.claims.propositions import Propositions
+from labbrain.agent.projects.projects import Projects
+from labbrain.agent.projects.related import RelatedPagesFinder
+from labbrain.agent.writer import AgentWriter
 from labbrain.cli import main
 from labbrain.core import LabBrain
-from labbrain.embeddings import (
+from labbrain.discourse.reader import DiscourseReader
+from labbrain.errors import InvalidArgument, SemanticUnavailable
+from labbrain.index import embeddings
+from labbrain.index.embeddings import (
     SentenceTransformerProvider,
     packaged_model_dir,
     provider_for,
 )
-from labbrain.errors import InvalidArgument, SemanticUnavailable
-from labbrain.graph import DiscourseGraph
-from labbrain.hybrid import RRF_K, SEMANTIC_WEIGHT, fuse
-from labbrain.mcp_server import build_server
-from labbrain.retrieval_eval import evaluate, score
-from labbrain.search import IndexedNode, SearchHit
-from labbrain.task_runner import TaskRunner
-from labbrain.vectors import VECTORS_FILE, VectorIndex, node_text, vectors_for
+from labbrain.index.hybrid import RRF_K, SEMANTIC_WEIGHT, fuse
+from labbrain.index.text import IndexedNode, SearchHit
+from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text
+from labbrain.mcp.server import build_server
+from labbrain.ops.retrieval_eval import evaluate, score
+from labbrain.ops.workflows import task_runner
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 #: The weights of sentence-transformers/all-MiniLM-L6-v2 at revision 1110a243 (SHA-256).
@@ -71,7 +72,7 @@ def embedded() -> Iterator[LabBrain]:
     """The sample in memory, with every node embedded."""
     with LabBrain(settings_for(":memory:")) as brain:
         brain.load(str(SAMPLE))
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         final = runner.start(runner.create("embed").task_id)
         assert final.status == "completed"
         yield brain
@@ -172,7 +173,7 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
     embedded: LabBrain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(embeddings, "module_present", lambda name: name != "sentence_transformers")
-    graph = DiscourseGraph(embedded)
+    graph = DiscourseReader(embedded)
     for mode in ("semantic", "hybrid"):
         with pytest.raises(SemanticUnavailable) as caught:
             graph.search_nodes("actin", mode=mode)
@@ -181,7 +182,7 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
     found = graph.search_nodes("capping protein", limit=3)
     assert found.mode == "keyword"
     assert found.note is not None and "pip install 'labbrain[semantic]'" in found.note
-    runner = TaskRunner(embedded)
+    runner = task_runner(embedded)
     task = runner.create("embed")
     with pytest.raises(SemanticUnavailable):
         runner.start(task.task_id)
@@ -194,12 +195,12 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
 def test_default_mode_is_keyword_without_vectors_and_hybrid_with_them(
     sample_brain: LabBrain, embedded: LabBrain
 ) -> None:
-    assert DiscourseGraph(sample_brain).search_nodes("capping protein").mode == "keyword"
-    assert DiscourseGraph(embedded).search_nodes("capping protein").mode == "hybrid"
+    assert DiscourseReader(sample_brain).search_nodes("capping protein").mode == "keyword"
+    assert DiscourseReader(embedded).search_nodes("capping protein").mode == "hybrid"
 
 
 def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabBrain) -> None:
-    graph = DiscourseGraph(embedded)
+    graph = DiscourseReader(embedded)
     semantic = graph.search_nodes(PARAPHRASE, mode="semantic", limit=5)
     keyword = graph.search_nodes(PARAPHRASE, mode="keyword", limit=10)
     assert semantic.mode == "semantic"
@@ -214,14 +215,14 @@ def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabB
 
 
 def test_keyword_mode_is_the_text_index_search(embedded: LabBrain) -> None:
-    found = DiscourseGraph(embedded).search_nodes("membrane tension", mode="keyword", limit=7)
+    found = DiscourseReader(embedded).search_nodes("membrane tension", mode="keyword", limit=7)
     expected = embedded.index.search("membrane tension", limit=7)
     assert uids(found) == [hit.node.uid for hit in expected]
     assert [h.score for h in found.results] == [hit.score for hit in expected]
 
 
 def test_hybrid_is_weighted_reciprocal_rank_fusion(embedded: LabBrain) -> None:
-    graph = DiscourseGraph(embedded)
+    graph = DiscourseReader(embedded)
     query = "capping protein keeps filaments short"
     keyword = [h.uid for h in graph.search_nodes(query, mode="keyword", limit=50).results]
     semantic = [h.uid for h in graph.search_nodes(query, mode="semantic", limit=50).results]
@@ -255,7 +256,7 @@ def test_fuse_scores_and_ties() -> None:
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
 def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
-    graph = DiscourseGraph(embedded)
+    graph = DiscourseReader(embedded)
     claims = graph.search_nodes(PARAPHRASE, mode=mode, node_type="CLM", limit=20)
     assert claims.results and {h.nodeType for h in claims.results} == {"Claim"}
     by = graph.search_nodes("actin", mode=mode, creator="Rebecca Lee", limit=20)
@@ -268,7 +269,7 @@ def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
 
 
 def test_semantic_search_errors_say_what_to_do(sample_brain: LabBrain) -> None:
-    graph = DiscourseGraph(sample_brain)
+    graph = DiscourseReader(sample_brain)
     with pytest.raises(SemanticUnavailable, match="no vectors .* run `labbrain embed`"):
         graph.search_nodes("actin", mode="semantic")
     with pytest.raises(InvalidArgument, match="one of keyword, semantic, hybrid"):
@@ -276,16 +277,16 @@ def test_semantic_search_errors_say_what_to_do(sample_brain: LabBrain) -> None:
 
 
 def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
-    vectors = vectors_for(embedded)
+    vectors = embedded.vectors
     assert vectors.model == "all-MiniLM-L6-v2"
     folder = packaged_model_dir("all-MiniLM-L6-v2")
     other = settings_for(":memory:", embedding_model=str(folder))
     with LabBrain(other) as brain:
         brain.load(str(SAMPLE_DCT))
-        mine = vectors_for(brain)
+        mine = brain.vectors
         provider = provider_for(settings_for(":memory:"))
         mine.update(provider, mine.plan(brain.index, provider.model_id))
-        graph = DiscourseGraph(brain)
+        graph = DiscourseReader(brain)
         found = graph.search_nodes("actin")
         assert found.mode == "keyword"
         assert found.note is not None and "computed with all-MiniLM-L6-v2" in found.note
@@ -373,7 +374,7 @@ def test_a_deleted_or_corrupt_vector_file_is_derived_data(store_dir: Path) -> No
 
 def test_cancelling_an_embed_keeps_the_batches_done(sample_brain: LabBrain) -> None:
     sample_brain.settings = settings_for(":memory:", embedding_batch_size=16)
-    runner = TaskRunner(sample_brain)
+    runner = task_runner(sample_brain)
     task = runner.create("embed")
 
     def on_batch(done: int, total: int) -> None:
@@ -385,7 +386,7 @@ def test_cancelling_an_embed_keeps_the_batches_done(sample_brain: LabBrain) -> N
     state = runner.get(task.task_id)
     assert state.status == "cancelled"
     assert "the vectors computed so far were kept" in state.history[-1].message
-    assert vectors_for(sample_brain).count() == 32  # the batch under way when asked, too
+    assert sample_brain.vectors.count() == 32  # the batch under way when asked, too
     resumed = runner.start(runner.create("embed").task_id)
     assert (resumed.results["embedded"], resumed.results["unchanged"]) == (118, 32)
 
@@ -433,8 +434,8 @@ def test_mcp_embed_nodes_then_search_nodes_by_meaning() -> None:
 
 # ------------------------------------------------------------------ related pages, claims
 def test_related_pages_add_closeness_in_meaning(embedded: LabBrain) -> None:
-    graph = DiscourseGraph(embedded)
-    memory = ProjectMemory(embedded, graph, AgentWriter(embedded.store, agent="test"))
+    graph = DiscourseReader(embedded)
+    memory = Projects(embedded, graph, AgentWriter(embedded.store, agent="test"))
     related = RelatedPagesFinder(memory).find("6UZgCRpMS", limit=100)
     meaning = [
         (page.uid, reason)
@@ -444,18 +445,18 @@ def test_related_pages_add_closeness_in_meaning(embedded: LabBrain) -> None:
     ]
     assert meaning
     assert all(r.kind == "semantic" and r.score is not None and r.score >= 0.4 for _, r in meaning)
-    own = vectors_for(embedded).vector_of(SAMPLE_GRAPH, related.node.url)
+    own = embedded.vectors.vector_of(SAMPLE_GRAPH, related.node.url)
     assert own is not None
     for uid, reason in meaning:
         other = embedded.index.nodes_by_uid(uid)[0]
-        vector = vectors_for(embedded).vector_of(other.graph, other.iri)
+        vector = embedded.vectors.vector_of(other.graph, other.iri)
         assert vector is not None
         assert reason.score == pytest.approx(float(own @ vector), abs=1e-4)
 
 
 def test_find_contradictions_reads_a_paraphrase_by_meaning(embedded: LabBrain) -> None:
     writer = AgentWriter(embedded.store, agent="test")
-    propositions = Propositions(embedded, DiscourseGraph(embedded), writer)
+    propositions = Propositions(embedded, DiscourseReader(embedded), writer)
     paths = PropositionPaths(propositions)
     first = propositions.add("Children have a lower secondary attack rate", 0.7).proposition.id
     second = propositions.add("Young people rarely pass the infection on", 0.5).proposition.id

@@ -16,9 +16,11 @@ from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import count, snapshot
 from labbrain.core import LabBrain
 from labbrain.errors import GraphNotFound, StoreLocked, StoreNotFound, StoreReadOnly
-from labbrain.namespaces import LB, ONTOLOGY_GRAPH, SYSTEM_GRAPH
-from labbrain.ontology import vocabulary
-from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER, OxigraphStore, RdfDocument, open_store
+from labbrain.rdf.namespaces import LB, ONTOLOGY_GRAPH, SYSTEM_GRAPH
+from labbrain.store.base import RdfDocument
+from labbrain.store.journal import JOURNAL_DIR, JOURNAL_MARKER
+from labbrain.store.local import OxigraphStore, open_store
+from labbrain.store.ontology import vocabulary
 
 EX = "http://example.org/"
 
@@ -123,7 +125,7 @@ def test_ontology_graph_reloaded_when_it_changed(loaded_dir: Path) -> None:
 
 
 def test_ontology_not_rewritten_when_unchanged(loaded_dir: Path) -> None:
-    from labbrain.ontology import ensure_ontology
+    from labbrain.store.ontology import ensure_ontology
 
     with LabBrain(settings_for(loaded_dir)) as brain:
         assert ensure_ontology(brain.store) is False

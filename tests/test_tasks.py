@@ -22,11 +22,11 @@ from generate import write_export
 from helpers import fingerprint, load_and_kill, select
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, InvalidTransition, ItemNotFound, TaskCancelled
-from labbrain.mcp_server import build_server
-from labbrain.namespaces import TASKS_GRAPH
-from labbrain.store import JOURNAL_DIR, JOURNAL_MARKER
-from labbrain.task_runner import TaskRunner, ingest_params
-from labbrain.tasks import (
+from labbrain.mcp.server import build_server
+from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.rdf.namespaces import TASKS_GRAPH
+from labbrain.store.journal import JOURNAL_DIR, JOURNAL_MARKER
+from labbrain.tasks.ledger import (
     STATUSES,
     TRANSITIONS,
     WORKFLOWS,
@@ -169,10 +169,10 @@ def test_checkpoints_survive_a_reopen_and_answer_sparql(store_dir: Path) -> None
 
 def test_a_read_only_view_shows_a_dead_writers_task_as_interrupted(store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir)) as brain:
-        task = TaskRunner(brain).create("reindex")
+        task = task_runner(brain).create("reindex")
         TaskLedger(brain.store).save(transition(task, "start"))
     with LabBrain(settings_for(store_dir), read_only=True) as viewer:
-        runner = TaskRunner(viewer)
+        runner = task_runner(viewer)
         assert runner.get(task.task_id).status == "interrupted"
         assert [s.status for s in runner.list_tasks()] == ["interrupted"]
         with pytest.raises(Exception, match="opened read-only"):
@@ -181,7 +181,7 @@ def test_a_read_only_view_shows_a_dead_writers_task_as_interrupted(store_dir: Pa
 
 def test_unknown_task_and_status() -> None:
     with LabBrain(settings_for(":memory:")) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         with pytest.raises(ItemNotFound, match="no task 'nope'; list_tasks"):
             runner.get("nope")
         with pytest.raises(Exception, match="invalid status: 'done'"):
@@ -195,7 +195,7 @@ def test_unknown_task_and_status() -> None:
 
 def test_an_ingest_task_loads_and_records_every_step(store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir)) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         seen: list[tuple[str, str | None, int]] = []
         task = runner.create("ingest", ingest_params(str(SAMPLE)))
         final = runner.start(
@@ -211,7 +211,7 @@ def test_an_ingest_task_loads_and_records_every_step(store_dir: Path) -> None:
         assert done == sorted(done) and done[-1] == 6
         assert [step for _, step, _ in seen if step][:1] == ["read"]
     with LabBrain(settings_for(store_dir), read_only=True) as viewer:
-        assert TaskRunner(viewer).get(task.task_id) == final
+        assert task_runner(viewer).get(task.task_id) == final
 
 
 def test_a_failing_task_reports_its_step_and_error_and_the_store_is_unchanged(
@@ -222,7 +222,7 @@ def test_a_failing_task_reports_its_step_and_error_and_the_store_is_unchanged(
     with LabBrain(settings_for(store_dir)) as brain:
         brain.load(str(SAMPLE))
         before = fingerprint(brain)
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("ingest", ingest_params(str(broken)))
         with pytest.raises(InputError, match="broken.jsonld"):
             runner.start(task.task_id)
@@ -236,7 +236,7 @@ def test_a_failing_task_reports_its_step_and_error_and_the_store_is_unchanged(
 def test_resume_of_a_committed_load_does_not_write_again(store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir)) as brain:
         params = ingest_params(str(SAMPLE))
-        task = TaskRunner(brain).create("ingest", params)
+        task = task_runner(brain).create("ingest", params)
         # The load committed, then the process died before its last checkpoint.
         brain.load(str(SAMPLE), load_id=params["loadId"])
         state = transition(task, "start")
@@ -245,7 +245,7 @@ def test_resume_of_a_committed_load_does_not_write_again(store_dir: Path) -> Non
         TaskLedger(brain.store).save(state)
         loaded_at = brain.datasets()[0]["loadedAt"]
     with LabBrain(settings_for(store_dir)) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         assert runner.get(task.task_id).status == "interrupted"
         final = runner.resume(task.task_id)
         assert final.status == "completed"
@@ -258,13 +258,13 @@ def test_resume_refuses_a_file_that_changed(store_dir: Path, tmp_path: Path) -> 
     source = tmp_path / "sample.jsonld"
     source.write_bytes(SAMPLE.read_bytes())
     with LabBrain(settings_for(store_dir)) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("ingest", ingest_params(str(source)))
         state = transition(transition(task, "start"), "advance")
         state.results["sourceDigest"] = "0" * 64
         TaskLedger(brain.store).save(state)
     with LabBrain(settings_for(store_dir)) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         with pytest.raises(InputError, match="changed since the task read it first"):
             runner.resume(task.task_id)
         assert runner.get(task.task_id).status == "error"
@@ -275,7 +275,7 @@ def test_cancel_mid_way_leaves_the_store_as_it_was(store_dir: Path, export_20k: 
     with LabBrain(settings_for(store_dir)) as brain:
         brain.load(str(SAMPLE))
         before = fingerprint(brain)
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("ingest", ingest_params(str(export_20k)))
         runner.start(task.task_id, background=True)
         journal = store_dir / JOURNAL_DIR / JOURNAL_MARKER
@@ -298,7 +298,7 @@ def test_cancel_mid_way_leaves_the_store_as_it_was(store_dir: Path, export_20k: 
 
 def test_cancelling_a_pending_task_and_the_cancel_error_path() -> None:
     with LabBrain(settings_for(":memory:")) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("reindex")
         assert runner.cancel(task.task_id).status == "cancelled"
         with pytest.raises(InvalidTransition):

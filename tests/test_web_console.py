@@ -21,10 +21,10 @@ from starlette.testclient import TestClient
 
 from conftest import ROOT, SAMPLE_GRAPH, SAMPLE_TYPES
 from labbrain.core import LabBrain
-from labbrain.http_app import Binding, bind_socket, build_app
-from labbrain.http_console import ASSETS, examples
-from labbrain.namespaces import PREFIXES
-from labbrain.queries import templates
+from labbrain.http.app import Binding, bind_socket, build_app
+from labbrain.http.console import ASSETS, examples
+from labbrain.rdf.namespaces import PREFIXES
+from labbrain.store.templates import templates
 from test_http import BASE, CREATORS, CREATORS_QUERY, http_settings, load_sample, running_server
 
 CHROMIUM = "/usr/bin/chromium"

@@ -31,12 +31,12 @@ from labbrain.errors import (
     SettingsError,
     StoreLocked,
 )
-from labbrain.export import EXPORT_FORMATS
-from labbrain.ingest import FORMATS, read_source
-from labbrain.queries import python_value
+from labbrain.ingest.load import FORMATS, read_source
+from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.settings import Settings
-from labbrain.task_runner import TaskRunner, ingest_params
-from labbrain.tasks import STATUSES, TaskState
+from labbrain.store.export import EXPORT_FORMATS
+from labbrain.store.templates import python_value
+from labbrain.tasks.ledger import STATUSES, TaskState
 
 out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
@@ -162,7 +162,7 @@ def load(
         _fail(InputError("--graph names one dataset; load one file at a time with it"))
     reports: list[dict[str, Any]] = []
     with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         for path in paths:
             inputs = {"data": read_source(path, brain.settings)} if path == "-" else {}
             task = runner.create("ingest", ingest_params(path, graph=graph, fmt=fmt))
@@ -431,7 +431,7 @@ def drop(ctx: Context, graph: str) -> None:
 def reindex(ctx: Context) -> None:
     """Rebuild the full-text index from the store."""
     with opened(ctx, read_only=False) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         final = runner.start(runner.create("reindex").task_id)
         indexed: dict[str, int] = final.results["indexed"]
         for graph, count in indexed.items():
@@ -457,7 +457,7 @@ def tasks(click_ctx: click.Context) -> None:
 def tasks_list(ctx: Context, status: str | None = None, as_json: bool = False) -> None:
     """List tasks, newest first (works while another process holds the store)."""
     with opened(ctx, read_only=True) as brain:
-        states = TaskRunner(brain).list_tasks(status)
+        states = task_runner(brain).list_tasks(status)
         if as_json:
             out.print_json(json.dumps([s.model_dump(mode="json") for s in states]))
             return
@@ -481,7 +481,7 @@ def tasks_list(ctx: Context, status: str | None = None, as_json: bool = False) -
 def tasks_show(ctx: Context, task_id: str) -> None:
     """Print one task's full state as JSON: steps, history, results, errors."""
     with opened(ctx, read_only=True) as brain:
-        out.print_json(TaskRunner(brain).get(task_id).model_dump_json())
+        out.print_json(task_runner(brain).get(task_id).model_dump_json())
 
 
 @tasks.command("resume")
@@ -492,7 +492,7 @@ def tasks_resume(ctx: Context, task_id: str, as_json: bool) -> None:
     """Continue an interrupted task from its last checkpoint (an interrupted load restarts
     its atomic write, and never writes twice)."""
     with opened(ctx, read_only=False) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         with _progress_bar(brain.settings.progress_min_nodes) as listener:
             final = runner.resume(task_id, listener=listener)
         if as_json:
@@ -510,7 +510,7 @@ def tasks_cancel(ctx: Context, task_id: str) -> None:
     """Cancel a pending or interrupted task (a running one is cancelled by the process that
     runs it, e.g. with the cancel_task tool)."""
     with opened(ctx, read_only=False) as brain:
-        state = TaskRunner(brain).cancel(task_id)
+        state = task_runner(brain).cancel(task_id)
         out.print(f"task {task_id}: {state.status}")
 
 
@@ -522,7 +522,7 @@ def mcp(ctx: Context) -> None:
 
     When another labbrain process holds the store for writing (e.g. a second assistant's
     server), this one serves a read-only snapshot of it instead of failing."""
-    from labbrain.mcp_server import serve_stdio, stdout_to_stderr
+    from labbrain.mcp.server import serve_stdio, stdout_to_stderr
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     try:
@@ -576,13 +576,13 @@ def search(
 ) -> None:
     """Search node titles and content (what search_nodes answers): by words, by meaning, or
     both."""
-    from labbrain.graph import DiscourseGraph
+    from labbrain.discourse.reader import DiscourseReader
 
     with opened(ctx, read_only=True) as brain:
         stale, gone = brain.index.stale_graphs(brain.store)
         if stale or gone:
             err.print("warning: the text index is out of date; run `labbrain reindex`")
-        found = DiscourseGraph(brain).search_nodes(
+        found = DiscourseReader(brain).search_nodes(
             text, node_type=node_type, creator=creator, limit=limit, mode=mode
         )
         if as_json:
@@ -628,7 +628,7 @@ def console(ctx: Context, update: bool, timeout: float | None, fmt: str) -> None
     A query runs at Enter on an empty line (Alt-Enter: at once). On a store directory each
     query runs in a child process, stopped at the time limit or by Ctrl-C. Piped input runs
     as a script and stops at the first error."""
-    from labbrain.console import run_console
+    from labbrain.console.repl import run_console
 
     with opened(ctx, read_only=not update, console_query_timeout_seconds=timeout) as brain:
         code = run_console(brain, update=update, fmt=fmt)
@@ -670,7 +670,7 @@ def serve(
     Binds to 127.0.0.1 and answers only to its own host names. Read-only unless
     --allow-update (which needs LABBRAIN_UPDATE_TOKEN). Each query runs in a worker process
     that is stopped at the time limit."""
-    from labbrain.http_app import serve as serve_http
+    from labbrain.http.app import serve as serve_http
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     try:
@@ -724,7 +724,7 @@ def embed(ctx: Context, model: str | None, allow_download: bool | None, as_json:
     with opened(
         ctx, read_only=False, embedding_model=model, embedding_allow_download=allow_download
     ) as brain:
-        runner = TaskRunner(brain)
+        runner = task_runner(brain)
         task = runner.create("embed")
         with _embed_bar() as on_batch:
             final = runner.start(task.task_id, inputs={"on_batch": on_batch})
@@ -799,7 +799,7 @@ def eval_retrieval(
     semantic and hybrid search, with the lab's typed relations as the answers (a claim's
     supporting and opposing evidence; the claims and evidence addressing or informing a
     question). Semantic modes need `labbrain embed` first."""
-    from labbrain.retrieval_eval import evaluate, write_chart
+    from labbrain.ops.retrieval_eval import evaluate, write_chart
 
     with opened(ctx, read_only=True) as brain:
         report = evaluate(brain, dataset, modes=list(modes) or ["keyword", "semantic", "hybrid"])
@@ -849,7 +849,7 @@ def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
     appears only once complete, with a manifest of counts and checksums."""
     from time import monotonic
 
-    from labbrain.backup import backup_store
+    from labbrain.ops.backup import backup_store
 
     started = monotonic()
     try:
@@ -883,7 +883,7 @@ def restore_cmd(ctx: Context, directory: Path, replace: bool, as_json: bool) -> 
     """Restore the store from the backup in DIRECTORY (verified first; needs the writer lock).
 
     If anything fails, the store is left exactly as it was."""
-    from labbrain.backup import restore_store
+    from labbrain.ops.backup import restore_store
 
     try:
         report = restore_store(ctx.settings(), directory, replace=replace)
@@ -911,7 +911,7 @@ def check_cmd(ctx: Context, repair: bool, as_json: bool) -> None:
     interrupted tasks and dangling relation ends. Exit status 1 when problems remain.
 
     Without --repair it only reads, and works beside a running server."""
-    from labbrain.check import run_check
+    from labbrain.ops.check import run_check
 
     try:
         report = run_check(ctx.settings(), repair=repair)

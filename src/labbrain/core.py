@@ -7,25 +7,29 @@ endpoint expose. Adapters parse their input, call one method here, and shape the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from labbrain import __version__, queries
+from labbrain import __version__
 from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed, QuerySyntaxError
-from labbrain.export import export as export_graphs
-from labbrain.ingest import LoadReport, Progress, load_source
-from labbrain.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
-from labbrain.ontology import ensure_ontology
-from labbrain.remote import RemoteStore, index_directory
-from labbrain.remote_index import RefreshingTextIndex
-from labbrain.remote_sparql import STAGING_PREFIX
-from labbrain.search import SearchHit, SyncReport, TextIndex
+from labbrain.index import hybrid
+from labbrain.index.refreshing import RefreshingTextIndex
+from labbrain.index.text import SyncReport, TextIndex
+from labbrain.index.vectors import VECTORS_FILE, VectorIndex
+from labbrain.ingest.load import LoadReport, Progress, load_source
+from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
+from labbrain.rdf.sparql_policy import check_query, check_update, looks_like_update
 from labbrain.settings import Settings
-from labbrain.sparql_policy import check_query, check_update, looks_like_update
-from labbrain.store import OxigraphStore, QueryResult, open_store
-from labbrain.tasks import TaskLedger, TaskState
+from labbrain.store import templates
+from labbrain.store.backends import open_backend
+from labbrain.store.base import QuadStore, QueryResult
+from labbrain.store.export import export as export_graphs
+from labbrain.store.ontology import ensure_ontology
+from labbrain.store.remote.sparql import STAGING_PREFIX
+from labbrain.tasks.ledger import TaskLedger, TaskState
 
 INDEX_FILE = "index.sqlite"
 
@@ -55,22 +59,24 @@ class LabBrain:
     def __init__(self, settings: Settings | None = None, *, read_only: bool = False) -> None:
         self.settings = settings or Settings()
         self.read_only = read_only
-        self.store: OxigraphStore | RemoteStore
-        if self.settings.endpoint:
-            self.store = RemoteStore.from_settings(self.settings, read_only=read_only)
-        else:
-            self.store = open_store(self.settings.store, read_only=read_only)
+        self.store: QuadStore = open_backend(self.settings, read_only=read_only)
         try:
             self.index_sync: SyncReport | None = None
             #: Tasks found unfinished at open: their process is gone (see labbrain.tasks).
             self.interrupted_tasks: list[TaskState] = []
-            if isinstance(self.store, RemoteStore):
-                self.index = self._remote_index(self.store)
+            if self.store.shared:
+                self.index = self._shared_index(self.store)
             else:
                 self.index = TextIndex(self._index_path(), read_only=read_only)
+            index_path = self.index.path
+            #: The vector index beside the text index (in memory for an in-memory store).
+            self.vectors = VectorIndex(
+                index_path.with_name(VECTORS_FILE) if index_path is not None else None,
+                read_only=read_only,
+            )
             if not read_only:
                 ensure_ontology(self.store)
-            if isinstance(self.store, RemoteStore):
+            if self.store.shared:
                 # Other processes may be running tasks on a shared endpoint: none is an orphan.
                 self.index_sync = self.index.sync(self.store)
             elif not read_only:
@@ -83,22 +89,22 @@ class LabBrain:
     @property
     def remote(self) -> bool:
         """True when the store is a remote SPARQL endpoint."""
-        return isinstance(self.store, RemoteStore)
+        return self.store.shared
 
-    def _remote_index(self, store: RemoteStore) -> TextIndex:
-        directory = index_directory(store.location)
-        directory.mkdir(parents=True, exist_ok=True)
+    def _shared_index(self, store: QuadStore) -> TextIndex:
+        directory = store.index_home()
+        assert directory is not None, "a shared store keeps its indexes on this machine"
         return RefreshingTextIndex(
             directory / INDEX_FILE, store, self.settings.endpoint_index_refresh_seconds
         )
 
     def _index_path(self) -> Path | None:
-        if self.settings.in_memory:
-            return None
-        return Path(self.store.location) / INDEX_FILE
+        home = self.store.index_home()
+        return home / INDEX_FILE if home is not None else None
 
     def close(self) -> None:
-        """Release the index and the store (and its writer lock)."""
+        """Release the vector and text indexes and the store (and its writer lock)."""
+        self.vectors.close()
         self.index.close()
         self.store.close()
 
@@ -184,7 +190,7 @@ class LabBrain:
     def graphs(self) -> list[dict[str, Any]]:
         """Every named graph with its triple count, sorted by IRI (a remote store's staging
         graphs, i.e. loads in flight or left by a process that died, are not listed)."""
-        rows = queries.run(self.store, "graph_sizes")
+        rows = templates.run(self.store, "graph_sizes")
         return [row for row in rows if not str(row["graph"]).startswith(STAGING_PREFIX)]
 
     def stats(self, graph: str | None = None) -> Stats:
@@ -192,18 +198,43 @@ class LabBrain:
         params = {"graph": graph_iri(graph)} if graph else {}
         return Stats(
             graphs=self.graphs(),
-            nodes_by_type=queries.run(self.store, "nodes_by_type", **params),
-            relations=queries.run(self.store, "relations_by_label", **params),
-            creators=queries.run(self.store, "creators", **params),
+            nodes_by_type=templates.run(self.store, "nodes_by_type", **params),
+            relations=templates.run(self.store, "relations_by_label", **params),
+            creators=templates.run(self.store, "creators", **params),
         )
 
     def datasets(self) -> list[dict[str, Any]]:
         """The load record of every dataset."""
-        return queries.run(self.store, "datasets")
+        return templates.run(self.store, "datasets")
 
-    def search(self, text: str, **filters: Any) -> list[SearchHit]:
-        """Full-text search over node titles and content (see TextIndex.search)."""
-        return self.index.search(text, **filters)
+    def search(
+        self,
+        text: str,
+        *,
+        mode: str | None = None,
+        limit: int = 10,
+        graphs: Iterable[str] | None = None,
+        node_types: str | Iterable[str] | None = None,
+        creator: str | None = None,
+        order_by: str = "relevance",
+        descending: bool = True,
+    ) -> hybrid.ModeSearch:
+        """Search nodes by keyword, meaning or both (``mode``; None picks hybrid when usable
+        vectors exist, keyword otherwise), filtered by dataset graphs, node types and creator,
+        at most ``limit`` hits. The one search entry point; see :mod:`labbrain.index.hybrid`."""
+        return hybrid.search(
+            self.index,
+            self.vectors,
+            self.settings,
+            text,
+            mode=mode,
+            limit=limit,
+            graphs=graphs,
+            node_types=node_types,
+            creator=creator,
+            order_by=order_by,
+            descending=descending,
+        )
 
     def export(self, output: IO[bytes], fmt: str, graphs: list[str] | None = None) -> None:
         """Serialise graphs (default: every graph but labbrain's own ontology and system

@@ -1,0 +1,308 @@
+"""SPARQL answers as HTTP bodies: content negotiation and capped serialisation.
+
+Every body is written by pyoxigraph's own serialisers. SELECT results are cut at a row cap:
+the rows kept are written as SPARQL JSON, read back with ``parse_query_results`` and then
+serialised in the negotiated format, so the cap never changes how a row is written.
+CONSTRUCT / DESCRIBE results are cut at the same number of triples.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pyoxigraph import (
+    BlankNode,
+    NamedNode,
+    QueryBoolean,
+    QueryResultsFormat,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Triple,
+    parse_query_results,
+    serialize,
+)
+from pyoxigraph import Literal as RdfLiteral
+
+from labbrain.http.errors import HttpError
+from labbrain.rdf.namespaces import PREFIXES, XSD
+from labbrain.store.base import QueryResult
+
+Kind = Literal["select", "ask", "graph"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One answer format: its short name, the media type it is sent as, the media types a
+    client may ask for it by, and the pyoxigraph format that writes it."""
+
+    name: str
+    media_type: str
+    aliases: tuple[str, ...]
+    writer: QueryResultsFormat | RdfFormat
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type header value (text types with their charset)."""
+        if self.media_type.startswith("text/"):
+            return f"{self.media_type}; charset=utf-8"
+        return self.media_type
+
+
+#: Formats of SELECT and ASK results, the default first.
+RESULT_FORMATS: tuple[Format, ...] = (
+    Format(
+        "json",
+        "application/sparql-results+json",
+        ("application/sparql-results+json", "application/json"),
+        QueryResultsFormat.JSON,
+    ),
+    Format(
+        "xml",
+        "application/sparql-results+xml",
+        ("application/sparql-results+xml", "application/xml", "text/xml"),
+        QueryResultsFormat.XML,
+    ),
+    Format("csv", "text/csv", ("text/csv",), QueryResultsFormat.CSV),
+    Format(
+        "tsv", "text/tab-separated-values", ("text/tab-separated-values",), QueryResultsFormat.TSV
+    ),
+)
+
+#: Formats of RDF graphs (CONSTRUCT, DESCRIBE, graph store, service description), default first.
+GRAPH_FORMATS: tuple[Format, ...] = (
+    Format("turtle", "text/turtle", ("text/turtle", "application/x-turtle"), RdfFormat.TURTLE),
+    Format(
+        "ntriples",
+        "application/n-triples",
+        ("application/n-triples", "text/plain"),
+        RdfFormat.N_TRIPLES,
+    ),
+    Format(
+        "jsonld",
+        "application/ld+json",
+        ("application/ld+json", "application/json"),
+        RdfFormat.JSON_LD,
+    ),
+    Format(
+        "rdfxml",
+        "application/rdf+xml",
+        ("application/rdf+xml", "application/xml"),
+        RdfFormat.RDF_XML,
+    ),
+)
+
+
+def formats_for(kind: Kind) -> tuple[Format, ...]:
+    """The formats an answer of this kind can be written in, the default first."""
+    return GRAPH_FORMATS if kind == "graph" else RESULT_FORMATS
+
+
+def parse_accept(header: str | None) -> list[tuple[str, float]]:
+    """The media ranges of an Accept header with their q-values (``*/*`` when absent).
+
+    Malformed q-values count as 1; parameters other than q are ignored.
+    """
+    if not header or not header.strip():
+        return [("*/*", 1.0)]
+    ranges = []
+    for part in header.split(","):
+        fields = [f.strip() for f in part.split(";")]
+        media = fields[0].lower()
+        if not media:
+            continue
+        quality = 1.0
+        for param in fields[1:]:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = min(max(float(value), 0.0), 1.0)
+                except ValueError:
+                    quality = 1.0
+        ranges.append((media, quality))
+    return ranges or [("*/*", 1.0)]
+
+
+def _quality(media: str, ranges: list[tuple[str, float]]) -> float:
+    """The q-value the most specific matching range gives ``media`` (0 when none match)."""
+    best_specificity, quality = -1, 0.0
+    major = media.split("/")[0]
+    for pattern, q in ranges:
+        if pattern == media:
+            specificity = 2
+        elif pattern == f"{major}/*":
+            specificity = 1
+        elif pattern == "*/*":
+            specificity = 0
+        else:
+            continue
+        if specificity > best_specificity:
+            best_specificity, quality = specificity, q
+    return quality
+
+
+def choose_format(kind: Kind, accept: str | None, requested: str | None = None) -> Format:
+    """The format to answer in: ``requested`` (a short name or media type, e.g. from a
+    ``format`` parameter) when given, else the best match of the Accept header, ties going to
+    the server's order. Raise HttpError 406 when nothing acceptable can be written."""
+    candidates = formats_for(kind)
+    names = ", ".join(f.name for f in candidates)
+    if requested:
+        wanted = requested.strip().lower()
+        for fmt in candidates:
+            if wanted == fmt.name or wanted in fmt.aliases:
+                return fmt
+        raise HttpError(
+            406, "NotAcceptable", f"format {requested!r} cannot hold this answer; use {names}"
+        )
+    ranges = parse_accept(accept)
+    best: Format | None = None
+    best_quality = 0.0
+    exact = dict(ranges)
+    for fmt in candidates:
+        # Wildcards match the media type the answer is sent as; other names only when the
+        # client lists them.
+        quality = max(
+            _quality(fmt.media_type, ranges),
+            *(exact.get(alias, 0.0) for alias in fmt.aliases),
+        )
+        if quality > best_quality:
+            best, best_quality = fmt, quality
+    if best is None:
+        types = ", ".join(f.media_type for f in candidates)
+        raise HttpError(406, "NotAcceptable", f"no acceptable format for this answer; use {types}")
+    return best
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A serialised answer: its kind, format name, body, whether the cap cut it, and how many
+    rows (or triples) it holds."""
+
+    kind: Kind
+    format: str
+    body: bytes
+    truncated: bool
+    count: int
+
+    def to_wire(self) -> dict[str, Any]:
+        """The answer as plain data (for the pipe from a worker process)."""
+        return {
+            "kind": self.kind,
+            "format": self.format,
+            "body": self.body,
+            "truncated": self.truncated,
+            "count": self.count,
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Answer:
+        """The inverse of :meth:`to_wire`."""
+        return cls(**data)
+
+
+def format_named(name: str) -> Format:
+    """The format with this short name (KeyError when there is none)."""
+    for fmt in RESULT_FORMATS + GRAPH_FORMATS:
+        if fmt.name == name:
+            return fmt
+    raise KeyError(name)
+
+
+def kind_of(result: QueryResult) -> Kind:
+    """select, ask or graph."""
+    if isinstance(result, QueryBoolean):
+        return "ask"
+    if isinstance(result, QueryTriples):
+        return "graph"
+    return "select"
+
+
+def write_answer(
+    result: QueryResult, accept: str | None, requested: str | None, max_rows: int
+) -> Answer:
+    """Serialise a query result in the negotiated format, at most ``max_rows`` rows or
+    triples (``truncated`` says whether rows were left out)."""
+    kind = kind_of(result)
+    fmt = choose_format(kind, accept, requested)
+    if isinstance(result, QueryBoolean):
+        assert isinstance(fmt.writer, QueryResultsFormat)
+        return Answer(kind, fmt.name, result.serialize(format=fmt.writer) or b"", False, 1)
+    if isinstance(result, QueryTriples):
+        assert isinstance(fmt.writer, RdfFormat)
+        triples: list[Triple] = []
+        for triple in result:
+            if len(triples) == max_rows:
+                return Answer(kind, fmt.name, _graph_body(triples, fmt.writer), True, max_rows)
+            triples.append(triple)
+        return Answer(kind, fmt.name, _graph_body(triples, fmt.writer), False, len(triples))
+    assert isinstance(result, QuerySolutions) and isinstance(fmt.writer, QueryResultsFormat)
+    variables = [v.value for v in result.variables]
+    rows: list[dict[str, Any]] = []
+    truncated = False
+    for solution in result:
+        if len(rows) == max_rows:
+            truncated = True
+            break
+        row = {}
+        for name in variables:
+            value = solution[name]
+            if value is not None:
+                row[name] = term_json(value)
+        rows.append(row)
+    document = json.dumps(
+        {"head": {"vars": variables}, "results": {"bindings": rows}},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode("utf-8")
+    if fmt.writer == QueryResultsFormat.JSON:
+        body = document
+    else:
+        reread = parse_query_results(document, QueryResultsFormat.JSON)
+        assert isinstance(reread, QuerySolutions)
+        body = reread.serialize(format=fmt.writer) or b""
+    return Answer(kind, fmt.name, body, truncated, len(rows))
+
+
+def write_graph(
+    triples: list[Triple], fmt: Format, prefixes: dict[str, str] | None = None
+) -> bytes:
+    """Serialise triples (a graph) in ``fmt``, with labbrain's prefixes and ``prefixes``
+    where the format has any."""
+    assert isinstance(fmt.writer, RdfFormat)
+    return _graph_body(triples, fmt.writer, prefixes)
+
+
+def _graph_body(
+    triples: list[Triple], writer: RdfFormat, prefixes: dict[str, str] | None = None
+) -> bytes:
+    return serialize(triples, format=writer, prefixes={**PREFIXES, **(prefixes or {})}) or b""
+
+
+def term_json(term: Any) -> dict[str, Any]:
+    """An RDF term in the SPARQL 1.1 (and 1.2: triple terms, directions) JSON results form."""
+    if isinstance(term, NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, RdfLiteral):
+        found: dict[str, Any] = {"type": "literal", "value": term.value}
+        if term.language:
+            found["xml:lang"] = term.language
+            if term.direction is not None:
+                found["its:dir"] = str(term.direction.value)
+        elif term.datatype.value != XSD + "string":
+            found["datatype"] = term.datatype.value
+        return found
+    if isinstance(term, Triple):
+        return {
+            "type": "triple",
+            "value": {
+                "subject": term_json(term.subject),
+                "predicate": term_json(term.predicate),
+                "object": term_json(term.object),
+            },
+        }
+    raise TypeError(f"not an RDF term: {term!r}")

@@ -1,0 +1,311 @@
+"""The SPARQL 1.1 Protocol at ``/sparql`` and the Graph Store Protocol (reading) at
+``/rdf-graphs``.
+
+- Queries: ``GET /sparql?query=...``, ``POST`` form (``query=``) or ``POST`` with
+  ``Content-Type: application/sparql-query``. The default graph is the union of all named
+  graphs, unless the query has FROM / FROM NAMED clauses. Answers by content negotiation
+  (Accept, or a ``format`` parameter), at most ``LABBRAIN_HTTP_MAX_ROWS`` rows
+  (``X-Labbrain-Truncated: true`` when cut), within ``LABBRAIN_HTTP_QUERY_TIMEOUT_SECONDS``
+  (see http_pool).
+- Updates: ``POST`` form (``update=``) or ``Content-Type: application/sparql-update``, only
+  when the server was started with ``--allow-update``, and only with
+  ``Authorization: Bearer <LABBRAIN_UPDATE_TOKEN>``.
+- ``GET /sparql`` without a query: the service description (sd: vocabulary).
+- ``GET /rdf-graphs?graph=IRI``: one named graph; ``?default``: the default graph (the
+  union of all named graphs).
+
+SERVICE, LOAD and FROM / FROM NAMED naming a graph the store does not hold are refused; the
+protocol's dataset parameters (``default-graph-uri`` ...) are not supported (use FROM).
+"""
+
+from __future__ import annotations
+
+import hmac
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from urllib.parse import parse_qs
+
+import anyio
+import anyio.to_thread
+from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
+from starlette.requests import Request
+from starlette.responses import Response
+
+from labbrain import __version__
+from labbrain.core import LabBrain
+from labbrain.errors import GraphNotFound
+from labbrain.http.errors import HttpError
+from labbrain.http.pool import QueryJob, QueryRunner
+from labbrain.http.results import (
+    GRAPH_FORMATS,
+    RESULT_FORMATS,
+    Format,
+    choose_format,
+    format_named,
+    write_graph,
+)
+from labbrain.rdf.namespaces import DCT, RDF, graph_iri
+from labbrain.rdf.sparql_policy import check_query, dataset_graphs
+from labbrain.store.remote.http import TRUNCATED_HEADER
+
+SD = "http://www.w3.org/ns/sparql-service-description#"
+FORMATS = "http://www.w3.org/ns/formats/"
+#: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
+_FORMAT_IRIS = {"jsonld": FORMATS + "JSON-LD"}
+FORM = "application/x-www-form-urlencoded"
+QUERY_TYPE = "application/sparql-query"
+UPDATE_TYPE = "application/sparql-update"
+_DATASET_PARAMS = (
+    "default-graph-uri",
+    "named-graph-uri",
+    "using-graph-uri",
+    "using-named-graph-uri",
+)
+
+
+@dataclass
+class Endpoint:
+    """What the protocol handlers share: the opened store, the query runner, the row cap
+    and time limit (None: none), and whether (and with which token) updates are taken."""
+
+    brain: LabBrain
+    runner: QueryRunner
+    max_rows: int
+    timeout_seconds: float | None = None
+    allow_update: bool = False
+    update_token: str | None = None
+    update_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    #: Threads that may wait for a query worker at once (more requests queue for a thread),
+    #: so that waiting queries never take every thread other requests need.
+    query_threads: int = 16
+    _limiter: anyio.CapacityLimiter | None = field(default=None, repr=False)
+
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The limiter of query threads (made in the event loop on first use)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.query_threads)
+        return self._limiter
+
+
+def _endpoint(request: Request) -> Endpoint:
+    endpoint: Endpoint = request.app.state.endpoint
+    return endpoint
+
+
+# ---------------------------------------------------------------------------- reading input
+def _single(params: Mapping[str, list[str]], name: str) -> str | None:
+    values = params.get(name, [])
+    if len(values) > 1:
+        raise HttpError(
+            400, "ProtocolError", f"give the {name} parameter once, not {len(values)} times"
+        )
+    return values[0] if values else None
+
+
+def _media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+async def _body_text(request: Request) -> str:
+    try:
+        return (await request.body()).decode("utf-8")
+    except UnicodeDecodeError:
+        raise HttpError(400, "ProtocolError", "the request body is not UTF-8") from None
+
+
+async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | None, str | None]:
+    """(all parameters, query text, update text) of a protocol request."""
+    params: dict[str, list[str]] = {}
+    for key, value in request.query_params.multi_items():
+        params.setdefault(key, []).append(value)
+    query: str | None = None
+    update: str | None = None
+    if request.method == "POST":
+        media = _media_type(request)
+        if media == FORM:
+            body = await _body_text(request)
+            for key, values in parse_qs(body, keep_blank_values=True).items():
+                params.setdefault(key, []).extend(values)
+        elif media == QUERY_TYPE:
+            query = await _body_text(request)
+        elif media == UPDATE_TYPE:
+            update = await _body_text(request)
+        else:
+            raise HttpError(
+                415,
+                "UnsupportedMediaType",
+                f"POST a query as {FORM} (query= or update=), {QUERY_TYPE} or {UPDATE_TYPE}",
+            )
+    elif "update" in params:
+        raise HttpError(
+            405, "MethodNotAllowed", "updates must be sent with POST", headers={"Allow": "POST"}
+        )
+    query = query if query is not None else _single(params, "query")
+    update = update if update is not None else _single(params, "update")
+    if query is not None and update is not None:
+        raise HttpError(400, "ProtocolError", "give a query or an update, not both")
+    for name in _DATASET_PARAMS:
+        if name in params:
+            raise HttpError(
+                400,
+                "ProtocolError",
+                f"the {name} parameter is not supported here: name graphs in the query "
+                "(FROM, FROM NAMED, GRAPH); the default graph is the union of all graphs",
+            )
+    return params, query, update
+
+
+# ---------------------------------------------------------------------------- /sparql
+async def sparql(request: Request) -> Response:
+    """The SPARQL 1.1 Protocol endpoint (queries, updates, service description)."""
+    endpoint = _endpoint(request)
+    params, query, update = await _parameters(request)
+    requested = _single(params, "format")
+    if update is not None:
+        return await _update(request, endpoint, update)
+    if query is None:
+        return await _service_description(request, endpoint, requested)
+    if not query.strip():
+        raise HttpError(400, "ProtocolError", "the query is empty")
+    check_query(query, graphs=endpoint.brain.store.graphs)
+    job = QueryJob(
+        query=query,
+        accept=request.headers.get("accept"),
+        format=requested,
+        max_rows=endpoint.max_rows,
+        union=not dataset_graphs(query),
+    )
+    answer = await anyio.to_thread.run_sync(endpoint.runner.run, job, limiter=endpoint.limiter())
+    headers = {"Vary": "Accept", "Cache-Control": "no-store"}
+    if answer.truncated:
+        headers[TRUNCATED_HEADER] = "true"
+        headers["X-Labbrain-Max-Rows"] = str(endpoint.max_rows)
+    fmt = format_named(answer.format)
+    return _body(answer.body, fmt, headers)
+
+
+def _body(body: bytes, fmt: Format, headers: dict[str, str]) -> Response:
+    response = Response(body, headers=headers)
+    response.headers["Content-Type"] = fmt.content_type
+    return response
+
+
+def _authorize(request: Request, endpoint: Endpoint) -> None:
+    """Raise HttpError unless this endpoint takes updates and the request has its token."""
+    if not endpoint.allow_update or not endpoint.update_token:
+        raise HttpError(
+            403,
+            "UpdateNotAllowed",
+            "this endpoint is read-only; a server started with --allow-update (and "
+            "LABBRAIN_UPDATE_TOKEN set) takes updates",
+        )
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HttpError(
+            401,
+            "Unauthorized",
+            "updates need the header Authorization: Bearer <token> (the server's "
+            "LABBRAIN_UPDATE_TOKEN)",
+            headers={"WWW-Authenticate": 'Bearer realm="labbrain"'},
+        )
+    if not hmac.compare_digest(token.strip().encode(), endpoint.update_token.encode()):
+        raise HttpError(403, "Forbidden", "the update token is wrong")
+
+
+async def _update(request: Request, endpoint: Endpoint, text: str) -> Response:
+    _authorize(request, endpoint)
+    if not text.strip():
+        raise HttpError(400, "ProtocolError", "the update is empty")
+    async with endpoint.update_lock:
+        await anyio.to_thread.run_sync(partial(endpoint.brain.query, text, update=True))
+    return Response(status_code=204)
+
+
+# ---------------------------------------------------------------------------- description
+def describe_service(endpoint_url: str, graphs: list[str], *, allow_update: bool) -> list[Triple]:
+    """The service description of the endpoint at ``endpoint_url`` as triples."""
+    service = NamedNode(endpoint_url)
+    dataset = BlankNode()
+    default_graph = BlankNode()
+
+    def sd(local: str) -> NamedNode:
+        return NamedNode(SD + local)
+
+    a = NamedNode(RDF + "type")
+    triples = [
+        Triple(service, a, sd("Service")),
+        Triple(service, sd("endpoint"), service),
+        Triple(
+            service, NamedNode(DCT + "title"), Literal(f"labbrain {__version__} SPARQL endpoint")
+        ),
+        Triple(service, sd("supportedLanguage"), sd("SPARQL11Query")),
+        Triple(service, sd("feature"), sd("UnionDefaultGraph")),
+        Triple(service, sd("defaultDataset"), dataset),
+        Triple(dataset, a, sd("Dataset")),
+        Triple(dataset, sd("defaultGraph"), default_graph),
+        Triple(default_graph, a, sd("Graph")),
+    ]
+    if allow_update:
+        triples.append(Triple(service, sd("supportedLanguage"), sd("SPARQL11Update")))
+    for fmt in RESULT_FORMATS + GRAPH_FORMATS:
+        iri = _FORMAT_IRIS.get(fmt.name, fmt.writer.iri)
+        triples.append(Triple(service, sd("resultFormat"), NamedNode(iri)))
+    for iri in graphs:
+        named = BlankNode()
+        triples.extend(
+            [
+                Triple(dataset, sd("namedGraph"), named),
+                Triple(named, a, sd("NamedGraph")),
+                Triple(named, sd("name"), NamedNode(iri)),
+            ]
+        )
+    # Each subject's triples together (Turtle then writes them as one block).
+    order: dict[object, int] = {}
+    for triple in triples:
+        order.setdefault(triple.subject, len(order))
+    return sorted(triples, key=lambda triple: order[triple.subject])
+
+
+async def _service_description(
+    request: Request, endpoint: Endpoint, requested: str | None
+) -> Response:
+    fmt = choose_format("graph", request.headers.get("accept"), requested)
+    url = str(request.url.replace(query="", fragment=""))
+    graphs = await anyio.to_thread.run_sync(endpoint.brain.store.graphs)
+    triples = describe_service(url, graphs, allow_update=endpoint.allow_update)
+    body = write_graph(triples, fmt, {"sd": SD, "formats": FORMATS})
+    return _body(body, fmt, {"Vary": "Accept"})
+
+
+# ---------------------------------------------------------------------------- /rdf-graphs
+async def graph_store(request: Request) -> Response:
+    """Graph Store Protocol, reading: ``?graph=IRI`` (a dataset slug works too) or
+    ``?default`` (the union of all named graphs)."""
+    endpoint = _endpoint(request)
+    params = request.query_params
+    names = params.getlist("graph")
+    wants_default = "default" in params
+    if wants_default == bool(names) or len(names) > 1:
+        raise HttpError(400, "ProtocolError", "give one graph=IRI parameter, or default")
+    fmt = choose_format("graph", request.headers.get("accept"), params.get("format"))
+    store = endpoint.brain.store
+    chosen: list[str] | None = None
+    if names:
+        iri = graph_iri(names[0])
+        if not await anyio.to_thread.run_sync(store.has_graph, iri):
+            raise GraphNotFound(iri)
+        chosen = [iri]
+
+    writer = fmt.writer
+    assert isinstance(writer, RdfFormat)
+
+    def dump() -> bytes:
+        buffer = io.BytesIO()
+        store.dump(buffer, writer, chosen)
+        return buffer.getvalue()
+
+    body = await anyio.to_thread.run_sync(dump)
+    return _body(body, fmt, {"Vary": "Accept"})

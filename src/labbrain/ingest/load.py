@@ -1,0 +1,516 @@
+"""Loading files into the store: one named graph per source, replaced atomically.
+
+:func:`load_source` reads a file (or stdin), works out what it is, turns it into quads and
+hands them to :meth:`QuadStore.replace_graph` together with the load record, so that a load
+either fully succeeds or leaves the store exactly as it was. Discourse-graph exports get their
+context repaired and their derived triples added (see :mod:`labbrain.discourse`); other
+JSON-LD and Turtle / TriG / N-Triples / N-Quads load as plain RDF.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
+
+from labbrain.errors import (
+    ExportFormatError,
+    InputError,
+    InputTooLarge,
+    UnsupportedFormat,
+)
+from labbrain.index.text import IndexRecord
+from labbrain.ingest import jsonld
+from labbrain.ingest.roam_export import (
+    ExportAnalysis,
+    analyse_export,
+    is_discourse_export,
+    is_export_context,
+)
+from labbrain.rdf.namespaces import (
+    DATASET_GRAPH_PREFIX,
+    LB,
+    RDF,
+    RESERVED_GRAPH_PREFIX,
+    SYSTEM_GRAPH,
+    XSD,
+    dataset_graph,
+    slugify,
+)
+from labbrain.settings import Settings
+from labbrain.store.base import GraphPart, GraphWriter, QuadStore, RdfDocument
+from labbrain.store.ontology import vocabulary
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """A load is entering step ``step`` of ``steps`` (1-based), named ``name``.
+
+    ``entries`` is the number of ``@graph`` entries of the input (0 until it is parsed), which
+    lets a front end decide whether the load is big enough to show a progress bar.
+    """
+
+    name: str
+    step: int
+    steps: int
+    entries: int
+
+
+#: Told of each step as the load enters it; raising there aborts the load (nothing is kept).
+Progress = Callable[[LoadProgress], None]
+#: The steps of a load, in order: read the bytes; read the JSON and repair its context; turn
+#: it into RDF (the native engine streams this into the write); the bulk write; the derived
+#: triples and text index, written beside it; recording the load (and indexing plain RDF).
+STEPS = ("read", "repair_context", "parse", "write", "derive", "index")
+
+FORMATS: dict[str, RdfFormat | None] = {
+    "jsonld": None,
+    "turtle": RdfFormat.TURTLE,
+    "trig": RdfFormat.TRIG,
+    "ntriples": RdfFormat.N_TRIPLES,
+    "nquads": RdfFormat.N_QUADS,
+}
+SUFFIXES = {
+    ".jsonld": "jsonld",
+    ".json": "jsonld",
+    ".ttl": "turtle",
+    ".turtle": "turtle",
+    ".trig": "trig",
+    ".nt": "ntriples",
+    ".nq": "nquads",
+}
+
+
+@dataclass
+class LoadReport:
+    """What one load did: where the data went, what it held, and what looked wrong."""
+
+    source: str
+    graph: str
+    slug: str
+    kind: str
+    load_id: str = ""
+    quads: int = 0
+    replaced: bool = False
+    nodes_by_type: Counter[str] = field(default_factory=Counter)
+    relations: Counter[str] = field(default_factory=Counter)
+    creators: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    indexed: int | None = None
+    seconds: float = 0.0
+
+    @property
+    def nodes(self) -> int:
+        """Number of page nodes loaded."""
+        return sum(self.nodes_by_type.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view of the report."""
+        return {
+            "source": self.source,
+            "graph": self.graph,
+            "kind": self.kind,
+            "quads": self.quads,
+            "replaced": self.replaced,
+            "nodes": self.nodes,
+            "nodesByType": dict(self.nodes_by_type.most_common()),
+            "relations": dict(self.relations.most_common()),
+            "creators": dict(self.creators.most_common()),
+            "warnings": self.warnings,
+            "notices": self.notices,
+            "indexed": self.indexed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class Prepared:
+    """An input understood and ready to write.
+
+    ``first`` is the bulk of the data. For discourse-graph exports ``export`` is the parsed
+    export (possibly with its ``@graph`` still undecoded), analysed while ``first`` is being
+    written.
+    """
+
+    kind: str
+    first: GraphPart
+    slug_hint: str
+    entries: int = 0
+    export_id: str | None = None
+    export: jsonld.JsonInput | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+def read_source(source: str, settings: Settings) -> bytes:
+    """The bytes of ``source`` (a path, or ``-`` for stdin), refusing inputs over the limit."""
+    limit = settings.max_input_bytes
+    if source == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{source}: no such file")
+        if path.stat().st_size > limit:
+            raise InputTooLarge(source, f"file is larger than the {limit}-byte input limit")
+        data = path.read_bytes()
+    if len(data) > limit:
+        raise InputTooLarge(source, f"input is larger than the {limit}-byte input limit")
+    return data
+
+
+def detect_format(source: str, explicit: str | None) -> str:
+    """The input format name: ``explicit`` if given, else from the file suffix."""
+    if explicit:
+        if explicit not in FORMATS:
+            raise UnsupportedFormat(
+                source, f"unknown format {explicit!r}; use one of {', '.join(FORMATS)}"
+            )
+        return explicit
+    if source == "-":
+        raise UnsupportedFormat(source, "reading stdin needs --format")
+    suffix = Path(source).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise UnsupportedFormat(
+            source, f"cannot tell the format from suffix {suffix!r}; pass --format"
+        )
+    return SUFFIXES[suffix]
+
+
+def context_variant(context: dict[str, Any]) -> str:
+    """Name the exporter context variant: 'v0 draft', '2025-12' or '2026-06'."""
+    dg = context.get("dg")
+    if isinstance(dg, str) and "/v0" in dg:
+        return "v0 draft"
+    if "dct" in context:
+        return "2026-06"
+    return "2025-12"
+
+
+def prepare(
+    data: bytes, source: str, fmt: str, settings: Settings, *, fast: bool = True
+) -> Prepared:
+    """Understand an input and say what to write. Raises InputError subclasses.
+
+    With ``fast`` (and the native engine), a discourse-graph export's ``@graph`` is not
+    decoded here: it goes to the store as text and is decoded by the analysis, in parallel.
+    """
+    stem = slugify(Path(source).stem) if source != "-" else "stdin"
+    rdf_format = FORMATS[fmt]
+    if rdf_format is not None:
+        if rdf_format.supports_datasets:
+            return Prepared(
+                kind=fmt,
+                first=jsonld.parse_rdf(data, rdf_format, source),
+                slug_hint=stem,
+                notices=["named graphs of the file are merged into the dataset graph"],
+            )
+        return Prepared(kind=fmt, first=RdfDocument(data, rdf_format, source), slug_hint=stem)
+    native = settings.jsonld_engine == "native"
+    jsonld.check_object_count(data, source, settings.max_json_objects)
+    parsed = jsonld.read_json(
+        data,
+        source,
+        settings.max_json_depth,
+        check_nesting=False,
+        defer="@graph" if fast and native else None,
+    )
+    if parsed.deferred is not None and not is_export_context(parsed.value.get("@context")):
+        try:
+            parsed.complete()
+        except jsonld.DeferredMemberNotLast:
+            parsed = jsonld.read_json(data, source, settings.max_json_depth, check_nesting=False)
+    if native and (parsed.deferred is not None or is_discourse_export(parsed.value)):
+        # The streaming native parser is not recursive: the nesting check runs beside it, in
+        # the analysis, which rejects the export (and rolls the write back) if it fails.
+        return _prepare_export(parsed, source, settings, stem)
+    document = parsed.value
+    jsonld.check_depth(document, source, settings.max_json_depth)
+    if is_discourse_export(document):
+        return _prepare_export(parsed, source, settings, stem)
+    if not _looks_like_jsonld(document):
+        raise ExportFormatError(source, "JSON without @context or @-keywords is not JSON-LD")
+    jsonld.check_contexts(document, source, settings.max_context_terms)
+    jsonld.check_arrays(document, source, settings.max_json_array_items)
+    return Prepared(
+        kind="JSON-LD",
+        first=jsonld.quads_pyld(document, source, settings.jsonld_contexts),
+        slug_hint=stem,
+        notices=["not a discourse-graph export: loaded as plain RDF"],
+    )
+
+
+def _looks_like_jsonld(document: Any) -> bool:
+    if isinstance(document, list):
+        return any(_looks_like_jsonld(item) for item in document[:100])
+    return isinstance(document, dict) and any(key.startswith("@") for key in document)
+
+
+def _prepare_export(
+    parsed: jsonld.JsonInput, source: str, settings: Settings, stem: str
+) -> Prepared:
+    """The repaired export as the bulk part; its analysis happens in :func:`load_source`."""
+    head: dict[str, Any] = parsed.value
+    context = head["@context"]
+    # One context, applied once: scoped or embedded contexts (never exported) could make the
+    # parser apply a large context again at every node.
+    jsonld.check_contexts({"@context": context}, source, settings.max_context_terms, scoped=False)
+    start, end = parsed.spans["@graph"]
+    if parsed.text.find('"@context"', start, end) >= 0:
+        raise ExportFormatError(source, "an @context inside @graph is not the export format")
+    repaired = jsonld.repair_context(context, settings.jsonld_contexts, source)
+    # Only @context and @graph go to the JSON-LD engine: the export's own @id would make
+    # @graph a named graph (its prov:generatedAtTime is re-attached among the derived triples).
+    first: GraphPart
+    if settings.jsonld_engine == "pyld":
+        first = jsonld.quads_pyld(
+            {"@context": repaired, "@graph": head["@graph"]}, source, settings.jsonld_contexts
+        )
+    else:
+        start, end = parsed.spans["@graph"]
+        text = '{"@context":' + json.dumps(repaired) + ',"@graph":' + parsed.text[start:end] + "}"
+        first = RdfDocument(text.encode("utf-8"), RdfFormat.JSON_LD, source)
+    export_id = head.get("@id") if isinstance(head.get("@id"), str) else None
+    slug = stem
+    if export_id and "/app/" in export_id:
+        slug = slugify(export_id.rsplit("/app/", 1)[1])
+    graph = head.get("@graph")
+    return Prepared(
+        kind=f"discourse-graph export ({context_variant(context)} context)",
+        first=first,
+        slug_hint=slug,
+        entries=len(graph) if isinstance(graph, list) else _estimate_entries(parsed),
+        export_id=export_id,
+        export=parsed,
+    )
+
+
+def _estimate_entries(parsed: jsonld.JsonInput) -> int:
+    """Roughly how many @graph entries an undecoded export has (for progress display only)."""
+    start, end = parsed.spans["@graph"]
+    return parsed.text.count('"@type"', start, end)
+
+
+def target_graph(graph: str | None, slug_hint: str) -> str:
+    """The dataset graph IRI to load into: from ``--graph`` (slug or dataset IRI) or the hint."""
+    if graph is None:
+        return dataset_graph(slug_hint)
+    if graph.startswith(DATASET_GRAPH_PREFIX):
+        return dataset_graph(graph.removeprefix(DATASET_GRAPH_PREFIX))
+    if graph.startswith(RESERVED_GRAPH_PREFIX) or ":" in graph:
+        raise InputError(
+            f"--graph {graph}: datasets load into urn:labbrain:dataset:<slug>; give a slug"
+        )
+    return dataset_graph(graph)
+
+
+def _load_record(
+    graph: str, source: str, digest: str, prepared: Prepared, quads: int, nodes: int, load_id: str
+) -> list[Quad]:
+    """The system-graph description of a dataset load."""
+    system = NamedNode(SYSTEM_GRAPH)
+    subject = NamedNode(graph)
+
+    def lit(value: object, datatype: str | None = None) -> Literal:
+        return (
+            Literal(str(value), datatype=NamedNode(datatype)) if datatype else Literal(str(value))
+        )
+
+    facts: list[tuple[str, NamedNode | Literal]] = [
+        (RDF + "type", NamedNode(LB + "Dataset")),
+        (LB + "graph", subject),
+        (LB + "slug", lit(graph.removeprefix(DATASET_GRAPH_PREFIX))),
+        (LB + "loadId", lit(load_id)),
+        (LB + "loadedAt", lit(datetime.now(UTC).isoformat(), XSD + "dateTime")),
+        (LB + "sourceDigest", lit(digest)),
+        (LB + "format", lit(prepared.kind)),
+        (LB + "quadCount", lit(quads, XSD + "integer")),
+        (LB + "nodeCount", lit(nodes, XSD + "integer")),
+    ]
+    if source != "-":
+        facts.append((LB + "sourceFile", lit(str(Path(source).resolve()))))
+    if prepared.export_id:
+        with contextlib.suppress(ValueError):  # an @id that is not an IRI is just not recorded
+            facts.append((LB + "exportId", NamedNode(prepared.export_id)))
+    return [Quad(subject, NamedNode(p), o, system) for p, o in facts]
+
+
+#: Writes the text-index records of a dataset graph for a load id; returns how many.
+IndexSink = Callable[[str, str, list[IndexRecord]], int]
+
+
+@dataclass
+class _Analysed:
+    analysis: ExportAnalysis
+    indexed: int | None
+
+
+def _analyse(
+    prepared: Prepared,
+    source: str,
+    settings: Settings,
+    writer: GraphWriter,
+    index: Callable[[list[IndexRecord]], int] | None,
+) -> _Analysed:
+    """Check and analyse an export, write its derived triples, then index its nodes.
+
+    Runs in a worker thread beside the bulk write of the export itself.
+    """
+    assert prepared.export is not None
+    document = prepared.export.complete()
+    jsonld.check_depth(document, source, settings.max_json_depth)
+    if not is_discourse_export(document):
+        raise ExportFormatError(source, "has an exporter @context but its @graph is not an export")
+    analysis = analyse_export(document, source, vocabulary())
+    if settings.strict_load and analysis.warnings:
+        raise ExportFormatError(source, "strict load refused: " + "; ".join(analysis.warnings))
+    derived = serialize(analysis.derived, format=RdfFormat.N_TRIPLES) or b""
+    if index is None:
+        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+        return _Analysed(analysis, None)
+    records = [node.index_record() for node in analysis.nodes.values()]
+    # Indexing (mostly inside SQLite) and the derived write (inside the store) both release
+    # the GIL, so they overlap.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="labbrain-index") as pool:
+        indexed = pool.submit(index, records)
+        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+        return _Analysed(analysis, indexed.result())
+
+
+def load_source(
+    store: QuadStore,
+    source: str,
+    settings: Settings,
+    *,
+    graph: str | None = None,
+    fmt: str | None = None,
+    progress: Progress | None = None,
+    data: bytes | None = None,
+    index_sink: IndexSink | None = None,
+    load_id: str | None = None,
+) -> LoadReport:
+    """Load ``source`` into its dataset graph, replacing what the graph held before.
+
+    All or nothing: on any error (also one raised by ``progress``) the store is unchanged.
+    ``load_id`` names the load in its record (default: a fresh one), so that a caller that
+    retries can tell whether an earlier attempt was committed. For a discourse-graph export the
+    analysis (checks, counts, derived triples) and ``index_sink`` run in a worker thread while
+    the bulk of the export is written; an error found there still rolls the write back, and
+    index entries written by then are stale (the caller re-syncs the index). ``indexed`` in
+    the report is None when nothing was indexed during the load.
+    """
+    started = time.perf_counter()
+    entries = 0
+
+    def step(name: str) -> None:
+        if progress is not None:
+            progress(LoadProgress(name, STEPS.index(name) + 1, len(STEPS), entries))
+
+    step("read")
+    fmt_name = detect_format(source, fmt)
+    raw = data if data is not None else read_source(source, settings)
+    step("repair_context")
+    prepared = prepare(raw, source, fmt_name, settings)
+    entries = prepared.entries
+    load_id = load_id or uuid.uuid4().hex
+    write = functools.partial(
+        _load_prepared,
+        store,
+        source,
+        settings,
+        raw,
+        graph=graph,
+        step=step,
+        index_sink=index_sink,
+        load_id=load_id,
+    )
+    try:
+        report = write(prepared)
+    except jsonld.DeferredMemberNotLast:
+        # Rolled back already; an unusual member order: read the file the thorough way.
+        report = write(prepare(raw, source, fmt_name, settings, fast=False))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _load_prepared(
+    store: QuadStore,
+    source: str,
+    settings: Settings,
+    raw: bytes,
+    prepared: Prepared,
+    *,
+    graph: str | None,
+    step: Callable[[str], None],
+    index_sink: IndexSink | None,
+    load_id: str,
+) -> LoadReport:
+    """Write a prepared input into its dataset graph (see load_source)."""
+    step("parse")
+    target = target_graph(graph, prepared.slug_hint)
+    replaced = store.has_graph(target)
+    digest = hashlib.sha256(raw).hexdigest()
+    outcome: list[_Analysed] = []
+    written = [0]
+
+    def fill(writer: GraphWriter) -> None:
+        step("write")
+        if prepared.export is None:
+            writer.write(prepared.first)
+            step("derive")  # plain RDF has nothing to derive
+            return
+        sink = None
+        if index_sink is not None:
+            sink = functools.partial(index_sink, target, load_id)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="labbrain-analyse") as pool:
+            future = pool.submit(_analyse, prepared, source, settings, writer, sink)
+            try:
+                writer.write(prepared.first)
+                step("derive")
+            finally:
+                # Always wait for the worker: nothing may write once the fill returns.
+                outcome.append(future.result())
+
+    def record(committing: QuadStore) -> None:
+        step("index")
+        written[0] = committing.count(target)
+        nodes = len(outcome[0].analysis.nodes) if outcome else 0
+        subject = NamedNode(target)
+        committing.remove_quads(list(committing.quads(SYSTEM_GRAPH, subject)))
+        committing.add_quads(
+            _load_record(target, source, digest, prepared, written[0], nodes, load_id)
+        )
+
+    store.replace_graph(target, fill, on_commit=record)
+
+    report = LoadReport(
+        source=source,
+        graph=target,
+        slug=target.removeprefix(DATASET_GRAPH_PREFIX),
+        kind=prepared.kind,
+        load_id=load_id,
+        quads=written[0],
+        replaced=replaced,
+        notices=list(prepared.notices),
+    )
+    if outcome:
+        analysis = outcome[0].analysis
+        report.nodes_by_type = analysis.nodes_by_type
+        report.relations = analysis.relations
+        report.creators = analysis.creators
+        report.warnings = list(analysis.warnings)
+        report.indexed = outcome[0].indexed
+    return report

@@ -1,0 +1,246 @@
+"""MCP tools for long-running work: start a load as a task, poll it, list and cancel tasks.
+
+The SDK does not implement the MCP tasks extension, so long work is job-style: a tool starts
+a task and answers at once with its id; ``get_task`` polls it. A client that sends a progress
+token and asks to wait (``waitSeconds``) gets ``notifications/progress`` for every step while
+it waits.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from labbrain.errors import LabbrainError
+from labbrain.mcp.allowlist import allowed_file
+from labbrain.mcp.common import DESTRUCTIVE, WRITE, ToolContext, answer, call, tool
+from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.tasks.ledger import TaskState
+from labbrain.tasks.runner import TaskRunner
+
+POLL_SECONDS = 0.1
+
+TaskId = Annotated[str, Field(description="the task id load_dataset or list_tasks gave")]
+WaitSeconds = Annotated[
+    float,
+    Field(
+        ge=0,
+        description="wait up to this many seconds for the task to finish before answering "
+        "(progress notifications are sent meanwhile if you sent a progress token); 0: answer "
+        "at once",
+    ),
+]
+
+
+class TaskSummary(BaseModel):
+    """One task in a listing."""
+
+    task_id: str
+    kind: str
+    status: str
+    current_step: str | None
+    last_completed_step: str | None
+    progress: str = Field(description="steps done / steps in all")
+    created: str
+    updated: str
+    source: str | None = Field(description="the file an ingest task loads")
+    error: str | None = Field(description="the last error, for failed tasks")
+
+
+class TaskList(BaseModel):
+    """Tasks, newest first."""
+
+    tasks: list[TaskSummary]
+    total: int
+    note: str | None = None
+
+
+def for_model(state: TaskState) -> TaskState:
+    """The state as a model may see it: the file named as the model gave it, not by the
+    server's full path."""
+    if "label" not in state.params:
+        return state
+    shown = state.model_copy(deep=True)
+    shown.params["source"] = shown.params.pop("label")
+    return shown
+
+
+def summary(state: TaskState) -> TaskSummary:
+    """The listing view of a task."""
+    return TaskSummary(
+        task_id=state.task_id,
+        kind=state.kind,
+        status=state.status,
+        current_step=state.current_step,
+        last_completed_step=state.last_completed_step,
+        progress=f"{state.progress.done}/{state.progress.total}",
+        created=state.created,
+        updated=state.updated,
+        source=for_model(state).params.get("source"),
+        error=state.errors[-1].message if state.errors else None,
+    )
+
+
+async def _wait(runner: TaskRunner, task_id: str, seconds: float, ctx: Context) -> TaskState:
+    """The task's state once it finished or ``seconds`` passed, reporting each new step as
+    progress to a client that sent a progress token."""
+    deadline = time.monotonic() + seconds
+    reported: tuple[int, str | None] | None = None
+    while True:
+        state = runner.get(task_id)
+        where = (state.progress.done, state.current_step)
+        if where != reported:
+            reported = where
+            message = state.current_step or state.status
+            await ctx.report_progress(state.progress.done, state.progress.total, message)
+        if state.finished or state.status == "interrupted" or time.monotonic() >= deadline:
+            return state
+        await anyio.sleep(POLL_SECONDS)
+
+
+def register(server: MCPServer, context: ToolContext) -> None:
+    """Declare the task tools on ``server``; tasks run in this process, in the background."""
+    brain = context.brain
+    runner = task_runner(brain)
+    settings = brain.settings
+    longest = settings.task_wait_max_seconds
+
+    async def waited(task_id: str, seconds: float, ctx: Context) -> CallToolResult:
+        try:
+            state = await _wait(runner, task_id, min(seconds, longest), ctx)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return answer(for_model(state))
+
+    @tool(server, "Load a dataset", WRITE)
+    async def load_dataset(
+        path: Annotated[
+            str,
+            Field(
+                description="the export (.jsonld) or RDF file (.ttl, .trig, .nt, .nq) to load, "
+                "inside a directory the user allowed (relative paths start there)"
+            ),
+        ],
+        ctx: Context,
+        graph: Annotated[
+            str | None,
+            Field(description="dataset slug to load into (default: from the export's @id)"),
+        ] = None,
+        format: Annotated[
+            Literal["jsonld", "turtle", "trig", "ntriples", "nquads"] | None,
+            Field(description="input format (default: from the file suffix)"),
+        ] = None,
+        waitSeconds: WaitSeconds = 0,
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Load a lab's discourse-graph export (or an RDF file) into the store as a background
+        task, replacing the dataset atomically if it was loaded before.
+
+        Answers at once with the task (task_id, status, current_step, progress); big exports
+        take tens of seconds. Poll with get_task(task_id) until status is completed (results
+        then hold the counts and warnings) or error (errors say which step failed; the store
+        is unchanged). Only files inside the directories the user allowed can be read.
+        Next: get_schema or search_nodes on the new dataset."""
+        try:
+            source = allowed_file(path, settings.load_dirs)
+            params = ingest_params(str(source), graph=graph, fmt=format)
+            params["label"] = path
+            task = runner.create("ingest", params)
+            runner.start(task.task_id, background=True)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return await waited(task.task_id, waitSeconds, ctx)
+
+    @tool(server, "Compute embeddings", WRITE)
+    async def embed_nodes(
+        ctx: Context, waitSeconds: WaitSeconds = 0
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Compute the embeddings that semantic and hybrid search_nodes use, as a background
+        task: only nodes that are new or changed since the last run are embedded (about 20-60
+        nodes a second on a small CPU, so a big graph takes minutes).
+
+        Answers at once with the task; poll get_task(task_id): results.embedded of
+        results.toEmbed shows progress, and when completed search_nodes uses hybrid search by
+        default. Fails with a message saying what to install when the semantic extra or the
+        embedding model is missing. Cancelling keeps the vectors computed so far."""
+        try:
+            task = runner.create("embed")
+            runner.start(task.task_id, background=True)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return await waited(task.task_id, waitSeconds, ctx)
+
+    @tool(server, "Get task")
+    async def get_task(
+        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Read a task's state: status (pending, in_progress, completed, error, cancelled,
+        interrupted), current_step, last_completed_step, progress (steps done / total), the
+        history of its steps with times, results and errors.
+
+        Poll it after load_dataset; pass waitSeconds to wait for completion (progress
+        notifications are sent while waiting). An interrupted task (its process stopped) can
+        be continued with resume_task."""
+        return await waited(taskId, waitSeconds, ctx)
+
+    @tool(server, "List tasks")
+    def list_tasks(
+        status: Annotated[
+            Literal["pending", "in_progress", "completed", "error", "cancelled", "interrupted"]
+            | None,
+            Field(description="only tasks with this status"),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="at most this many")] = 20,
+    ) -> Annotated[CallToolResult, TaskList]:
+        """List tasks (loads, reindexing, embedding), newest first, with status, step,
+        progress, the file an ingest task loads and the last error of a failed one.
+
+        Use to find a task id, or to see whether work was interrupted. Next: get_task(task_id)
+        for one task's full history and results."""
+
+        def work() -> TaskList:
+            states = runner.list_tasks(status)
+            note = None
+            if len(states) > limit:
+                note = f"showing {limit} of {len(states)}; raise limit or filter by status"
+            return TaskList(
+                tasks=[summary(s) for s in states[:limit]], total=len(states), note=note
+            )
+
+        return call(work)
+
+    @tool(server, "Cancel task", DESTRUCTIVE)
+    async def cancel_task(
+        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 5
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Cancel a pending, running or interrupted task. A running load stops at its next
+        step and is rolled back: the store stays exactly as it was before the load.
+
+        Answers with the task's state after waiting up to waitSeconds for the cancellation to
+        take effect (status cancelled); if it still shows in_progress, poll get_task. A
+        finished task cannot be cancelled."""
+        try:
+            await anyio.to_thread.run_sync(runner.cancel, taskId)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return await waited(taskId, waitSeconds, ctx)
+
+    @tool(server, "Resume task", WRITE)
+    async def resume_task(
+        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
+    ) -> Annotated[CallToolResult, TaskState]:
+        """Continue an interrupted task (its process stopped, e.g. a crash or restart) from its
+        last checkpoint, in the background. An interrupted load restarts its atomic write and
+        never writes twice.
+
+        Answers with the task's state; poll it with get_task."""
+        try:
+            runner.resume(taskId, background=True)
+        except LabbrainError as error:
+            raise ToolError(str(error)) from None
+        return await waited(taskId, waitSeconds, ctx)

@@ -1,0 +1,48 @@
+"""RDF literal and IRI helpers shared by everything that writes labbrain's own graphs.
+
+Each helper gives one well-typed term: ``xsd:dateTime`` to the millisecond in UTC, ``xsd:decimal``
+in positional notation, ``xsd:integer``, plain strings, and fresh ``urn:labbrain:<kind>:<uuid>``
+IRIs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from pyoxigraph import Literal, NamedNode
+
+from labbrain.rdf.namespaces import XSD
+
+
+def now() -> datetime:
+    """The current time, timezone-aware UTC, to the millisecond."""
+    moment = datetime.now(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def timestamp(moment: datetime | None = None) -> Literal:
+    """An ``xsd:dateTime`` literal for ``moment`` (default: now)."""
+    return Literal((moment or now()).isoformat(), datatype=NamedNode(XSD + "dateTime"))
+
+
+def text(value: str) -> Literal:
+    """A plain string literal."""
+    return Literal(value)
+
+
+def number(value: float) -> Literal:
+    """An ``xsd:decimal`` literal (for strengths and confidences in 0..1)."""
+    # Positional notation always: repr() may give 1e-05, which is not an xsd:decimal.
+    return Literal(format(Decimal(repr(float(value))), "f"), datatype=NamedNode(XSD + "decimal"))
+
+
+def integer(value: int) -> Literal:
+    """An ``xsd:integer`` literal."""
+    return Literal(str(value), datatype=NamedNode(XSD + "integer"))
+
+
+def new_iri(kind: str) -> NamedNode:
+    """A fresh IRI ``urn:labbrain:<kind>:<uuid>`` for an agent-written resource."""
+    return NamedNode(f"urn:labbrain:{kind}:{uuid.uuid4().hex}")

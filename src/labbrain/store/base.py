@@ -1,0 +1,188 @@
+"""The store interface every backend implements, and the types it speaks in.
+
+:class:`QuadStore` is the small interface the rest of labbrain uses (query, update, add quads,
+replace a graph atomically, list graphs, dump), with the capabilities a caller may ask about
+(shared, on disk, ...). :class:`~labbrain.store.local.OxigraphStore` implements it on an
+embedded store, :class:`~labbrain.store.remote.store.RemoteStore` on a SPARQL 1.1 endpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol, runtime_checkable
+
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    Quad,
+    QueryBoolean,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Triple,
+)
+
+from labbrain.errors import QuerySyntaxError
+
+QueryResult = QuerySolutions | QueryBoolean | QueryTriples
+
+
+@dataclass(frozen=True)
+class RdfDocument:
+    """Serialised RDF for a bulk write: its default graph lands in the target graph.
+
+    Backends parse it natively, with no per-quad Python work. ``label`` names the input in
+    errors.
+    """
+
+    data: bytes
+    format: RdfFormat
+    label: str = "input"
+
+
+#: What a bulk write is made of: serialised documents and/or iterables of triples or quads
+#: (quads are moved into the target graph).
+GraphPart = RdfDocument | Iterable[Triple | Quad]
+
+
+class GraphWriter(Protocol):
+    """Writes parts into the graph being replaced. ``write`` may be called from several
+    threads at once (each call is a bulk write of its own)."""
+
+    def write(self, part: GraphPart) -> None:
+        """Add the RDF of ``part`` to the target graph."""
+        ...
+
+
+#: Fills a graph being replaced, through the writer it is given.
+Fill = Callable[[GraphWriter], None]
+Term = NamedNode | BlankNode | Literal | Triple
+Substitutions = Mapping[str, Term]
+
+
+@runtime_checkable
+class QuadStore(Protocol):
+    """What labbrain needs from a quad store. Every backend implements exactly this.
+
+    Code outside ``labbrain.store`` asks a store what it can do through these attributes and
+    never checks which backend class it holds.
+    """
+
+    #: Where the store is: a directory, ``:memory:``, or an endpoint URL.
+    location: str
+    #: Writes are refused in this process.
+    read_only: bool
+    #: Other processes may write the store at any time (a remote endpoint): there is no
+    #: writer lock and no journal, and a task marked running may belong to another process.
+    shared: bool
+    #: The directory of an embedded store on disk; None in memory and for a remote store.
+    #: Worker processes can open their own read-only view of it.
+    directory: Path | None
+    #: A bulk write interrupted by a crash was rolled back when this store was opened.
+    recovered: bool
+    #: A restore stopped midway was undone when this store was opened.
+    restore_undone: bool
+
+    def query(
+        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+    ) -> QueryResult:
+        """Run a SPARQL query; ``union`` makes the default graph the union of all graphs."""
+        ...
+
+    def update(self, sparql: str) -> None:
+        """Run a SPARQL update as one transaction."""
+        ...
+
+    def add_quads(self, quads: Iterable[Quad]) -> None:
+        """Add a few quads in one transaction."""
+        ...
+
+    def remove_quads(self, quads: Iterable[Quad]) -> None:
+        """Remove the given quads (absent ones are ignored)."""
+        ...
+
+    def quads(
+        self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
+    ) -> Iterator[Quad]:
+        """Quads of ``graph``, optionally only those with this subject and/or predicate."""
+        ...
+
+    def apply(self, remove: Iterable[Quad], add: Iterable[Quad]) -> None:
+        """Remove ``remove`` and add ``add`` in one transaction: both happen or neither."""
+        ...
+
+    def replace_graph(
+        self,
+        graph: str,
+        fill: Fill,
+        *,
+        on_commit: Callable[[QuadStore], None] | None = None,
+    ) -> None:
+        """Atomically make ``graph`` hold exactly what ``fill`` writes."""
+        ...
+
+    def count(self, graph: str) -> int:
+        """Number of quads in ``graph``."""
+        ...
+
+    def drop_graph(self, graph: str) -> None:
+        """Remove a named graph and everything in it."""
+        ...
+
+    def graphs(self) -> list[str]:
+        """Named graphs in the store, sorted."""
+        ...
+
+    def has_graph(self, graph: str) -> bool:
+        """True when the named graph exists."""
+        ...
+
+    def dump(
+        self,
+        output: IO[bytes],
+        fmt: RdfFormat,
+        graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> None:
+        """Serialise the given graphs (all named graphs when None) to ``output``, declaring
+        labbrain's prefixes and ``prefixes``."""
+        ...
+
+    def writer_alive(self) -> bool:
+        """True when some process may be writing the store now (always, for a shared one)."""
+        ...
+
+    def index_home(self) -> Path | None:
+        """The directory where this machine keeps indexes derived from the store (text,
+        vectors), created if missing; None to keep them in memory."""
+        ...
+
+    def drop_stale_staging(self) -> list[str]:
+        """Drop the staging graphs left by writes that died (older than a day) and return
+        them; a writable store only."""
+        ...
+
+    def with_timeout(self, seconds: float) -> QuadStore | None:
+        """A view of this store whose queries the backend stops after ``seconds`` (close it
+        after use), or None when the backend cannot: run the work in a child process then."""
+        ...
+
+    def close(self) -> None:
+        """Release the store and its lock."""
+        ...
+
+
+def parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
+    """Turn pyoxigraph's SyntaxError into a QuerySyntaxError with a 1-based position."""
+    message = str(err).strip()
+    line = column = None
+    # pyoxigraph reports "error at LINE:COLUMN: ...", both 1-based.
+    match = re.match(r"error at (\d+):(\d+):\s*", message)
+    if match:
+        line, column = int(match.group(1)), int(match.group(2))
+        message = message[match.end() :]
+    return QuerySyntaxError(message, line, column)

@@ -1,0 +1,242 @@
+"""The SPARQL text a remote store is sent: this module's job is writing it.
+
+- :func:`with_prologue` declares labbrain's prefixes (the embedded store passes them to the
+  engine instead).
+- :func:`bind_values` binds query parameters with a ``VALUES`` block at the start of the
+  query's WHERE group: the terms are written in SPARQL's own syntax there and nowhere else,
+  so a value can never change the query's structure.
+- :func:`insert_data` / :func:`delete_data` write quads as ``INSERT DATA`` / ``DELETE DATA``,
+  and :func:`blank_node_safe_chunks` cuts triples into chunks that keep every blank node's
+  triples together (a blank node label only means the same node within one request).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+
+from labbrain.rdf.namespaces import PREFIXES
+
+STAGING_PREFIX = "urn:labbrain:staging:"
+_STAGING_TIME = "%Y%m%dT%H%M%SZ"
+
+Term = NamedNode | BlankNode | Literal | Triple
+
+_TOKEN_RE = re.compile(
+    r"""
+      (?P<comment>\#[^\n]*)
+    | (?P<string>\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\"
+        | '''(?:[^'\\]|\\.|'(?!''))*'''
+        | "(?:[^"\\\n]|\\.)*"
+        | '(?:[^'\\\n]|\\.)*')
+    | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+    | (?P<var>[?$][\w\u00b7\u0300-\u036f\u203f-\u2040]+)
+    | (?P<word>[^\W\d][\w.\-\u00b7]*(?::[\w.:%\-\u00b7]*)?|:[\w.:%\-\u00b7]*)
+    | (?P<open>\{)
+    | (?P<close>\})
+    | (?P<popen>\()
+    | (?P<pclose>\))
+    | (?P<space>\s+)
+    | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
+
+
+def with_prologue(sparql: str) -> str:
+    """``sparql`` preceded by PREFIX declarations of labbrain's predeclared prefixes (a
+    query's own declarations come later and win)."""
+    lines = [f"PREFIX {name}: <{iri}>" for name, iri in PREFIXES.items()]
+    return "\n".join(lines) + "\n" + sparql
+
+
+def term_text(term: Term) -> str:
+    """An IRI or literal in SPARQL syntax (N-Triples syntax, which SPARQL reads verbatim).
+
+    Blank nodes and triple terms cannot stand in a VALUES block and are refused.
+    """
+    if isinstance(term, NamedNode | Literal):
+        return str(term)
+    raise ValueError(f"a query parameter must be an IRI or a literal, not {term!r}")
+
+
+def _tokens(sparql: str) -> Iterator[tuple[str, str, int]]:
+    for match in _TOKEN_RE.finditer(sparql):
+        kind = match.lastgroup or "other"
+        if kind not in ("space", "comment"):
+            yield kind, match.group(0), match.start()
+
+
+def _where_group(sparql: str) -> tuple[int, int, bool]:
+    """(position of the WHERE group's ``{``, of its matching ``}``, whether the group is a
+    sub-SELECT). Raises ValueError for a query without one (e.g. ``DESCRIBE <x>``) or the
+    ``CONSTRUCT WHERE`` short form (whose pattern is also its template)."""
+    form: str | None = None
+    depth = parens = 0
+    template_done = False
+    where_seen = False
+    start: int | None = None
+    sub_select = False
+    expect_first = False
+    for kind, text, position in _tokens(sparql):
+        if expect_first:
+            sub_select = kind == "word" and text.upper() == "SELECT"
+            expect_first = False
+        if kind == "word" and depth == 0 and parens == 0:
+            word = text.upper()
+            if form is None and word in _FORMS:
+                form = word
+            elif word == "WHERE":
+                where_seen = True
+        elif kind == "popen":
+            parens += 1
+        elif kind == "pclose":
+            parens -= 1
+        elif kind == "open":
+            if depth == 0 and parens == 0 and form is not None and start is None:
+                if form == "CONSTRUCT" and not template_done and not where_seen:
+                    template_done = True  # the template: skipped
+                elif form == "CONSTRUCT" and not template_done:
+                    raise ValueError("parameters cannot be bound in a CONSTRUCT WHERE query")
+                else:
+                    start = position
+                    expect_first = True
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            if depth == 0 and start is not None:
+                return start, position, sub_select
+    raise ValueError("the query has no WHERE group to bind parameters in")
+
+
+def bind_values(sparql: str, substitutions: Mapping[str, Term]) -> str:
+    """``sparql`` with ``substitutions`` bound by a VALUES block at the start of its WHERE
+    group (variables sorted by name; the text is unchanged when there are none).
+
+    A WHERE group that is a sub-SELECT is wrapped in a group first, since a VALUES block
+    cannot precede a sub-SELECT directly.
+    """
+    if not substitutions:
+        return sparql
+    names = sorted(substitutions)
+    for name in names:
+        if not re.fullmatch(r"[\w\u00b7\u0300-\u036f\u203f-\u2040]+", name):
+            raise ValueError(f"invalid variable name {name!r}")
+    values = " ".join(term_text(substitutions[name]) for name in names)
+    block = f" VALUES ({' '.join('?' + n for n in names)}) {{ ({values}) }} "
+    start, end, sub_select = _where_group(sparql)
+    if sub_select:
+        return sparql[: start + 1] + block + "{" + sparql[start + 1 : end] + "}" + sparql[end:]
+    return sparql[: start + 1] + block + sparql[start + 1 :]
+
+
+# ---------------------------------------------------------------------------- updates
+def new_staging_graph(now: datetime | None = None) -> str:
+    """A fresh staging graph IRI, ``urn:labbrain:staging:<UTC time>-<random>``."""
+    moment = (now or datetime.now(UTC)).strftime(_STAGING_TIME)
+    return f"{STAGING_PREFIX}{moment}-{secrets.token_hex(8)}"
+
+
+#: A staging graph older than this was left by a write that died.
+STALE_STAGING = timedelta(days=1)
+
+
+def staging_is_stale(
+    graph: str, older_than: timedelta | None = None, now: datetime | None = None
+) -> bool:
+    """True when ``graph`` is a staging graph created more than ``older_than`` (default
+    :data:`STALE_STAGING`) ago: a write that died; a live write's staging graph is younger."""
+    if older_than is None:
+        older_than = STALE_STAGING
+    if not graph.startswith(STAGING_PREFIX):
+        return False
+    stamp = graph.removeprefix(STAGING_PREFIX).split("-", 1)[0]
+    try:
+        created = datetime.strptime(stamp, _STAGING_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        return True  # not one labbrain made: nobody is writing it
+    return (now or datetime.now(UTC)) - created > older_than
+
+
+def _statement(quad: Quad | Triple, graph: NamedNode | None) -> str:
+    triple = f"{quad.subject} {quad.predicate} {quad.object} ."
+    target = graph
+    if target is None and isinstance(quad, Quad) and isinstance(quad.graph_name, NamedNode):
+        target = quad.graph_name
+    return f"GRAPH {target} {{ {triple} }}" if target is not None else triple
+
+
+def insert_data(items: Iterable[Quad | Triple], graph: NamedNode | None = None) -> str:
+    """An ``INSERT DATA`` update adding ``items`` (into ``graph`` when given, else each
+    quad's own graph). Blank nodes are allowed: their labels co-refer within this update."""
+    body = "\n".join(_statement(item, graph) for item in items)
+    return "INSERT DATA {\n" + body + "\n}" if body else ""
+
+
+def delete_data(quads: Iterable[Quad]) -> str:
+    """A ``DELETE DATA`` update removing ``quads``; blank nodes cannot be named in one."""
+    listed = list(quads)
+    for quad in listed:
+        if isinstance(quad.subject, BlankNode) or isinstance(quad.object, BlankNode):
+            raise ValueError("quads with blank nodes cannot be removed from a remote store")
+    body = "\n".join(_statement(quad, None) for quad in listed)
+    return "DELETE DATA {\n" + body + "\n}" if body else ""
+
+
+def join_updates(*updates: str) -> str:
+    """Several update operations as one request (applied in order, as one transaction by
+    servers that run a request in one, as Oxigraph and Fuseki do)."""
+    return " ;\n".join(u for u in updates if u)
+
+
+def blank_node_safe_chunks(triples: Iterable[Triple], size: int) -> Iterator[list[Triple]]:
+    """``triples`` in chunks of at most ``size``, except that all triples connected through
+    blank nodes stay in one chunk (which may then be bigger).
+
+    Triples without blank nodes stream through; those with blank nodes are held until the
+    end, grouped by connected component.
+    """
+    plain: list[Triple] = []
+    held: list[Triple] = []
+    parent: dict[str, str] = {}
+
+    def find(label: str) -> str:
+        root = label
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[label] != root:
+            parent[label], label = root, parent[label]
+        return root
+
+    for triple in triples:
+        ends = [t.value for t in (triple.subject, triple.object) if isinstance(t, BlankNode)]
+        if not ends:
+            plain.append(triple)
+            if len(plain) >= size:
+                yield plain
+                plain = []
+            continue
+        held.append(triple)
+        roots = [find(label) for label in ends]
+        if len(roots) == 2 and roots[0] != roots[1]:
+            parent[roots[1]] = roots[0]
+    if plain:
+        yield plain
+    groups: dict[str, list[Triple]] = {}
+    for triple in held:
+        end = triple.subject if isinstance(triple.subject, BlankNode) else triple.object
+        assert isinstance(end, BlankNode)
+        groups.setdefault(find(end.value), []).append(triple)
+    chunk: list[Triple] = []
+    for group in groups.values():
+        if chunk and len(chunk) + len(group) > size:
+            yield chunk
+            chunk = []
+        chunk.extend(group)
+    if chunk:
+        yield chunk
