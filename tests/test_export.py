@@ -166,7 +166,7 @@ def test_round_trip_keeps_the_dataset_graph(
         )
         # The reloaded graph is plain RDF, but its nodes are indexed from the store.
         assert report.indexed == 150
-        assert fresh.search("membrane tension", node_type="Claim")
+        assert fresh.search("membrane tension", node_types="Claim").hits
 
 
 def test_jsonld_export_parses_back_to_the_same_graph(reference: tuple[LabBrain, Dataset]) -> None:

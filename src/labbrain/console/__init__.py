@@ -1,1 +1,3 @@
-"""labbrain.console."""
+"""The interactive SPARQL console: prompt, completion, result formats, and the worker that runs
+a query with a time limit.
+"""

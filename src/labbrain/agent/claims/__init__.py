@@ -1,1 +1,3 @@
-"""labbrain.agent.claims."""
+"""Atomic propositions with sources and confidence, their relations, lineage and
+contradictions.
+"""

@@ -164,13 +164,13 @@ class Propositions:
     def __init__(
         self,
         brain: LabBrain,
-        graph: DiscourseReader,
+        reader: DiscourseReader,
         writer: AgentWriter,
         *,
         claims_graph: str = CLAIMS_GRAPH,
     ) -> None:
         self.brain = brain
-        self.graph = graph
+        self.reader = reader
         self.writer = writer
         self.claims_graph = claims_graph
 
@@ -252,7 +252,7 @@ class Propositions:
         if given.startswith(PROPOSITION_PREFIX):
             return End(given, proposition=self.require(given))
         try:
-            node, _ = self.graph.resolve(given)
+            node, _ = self.reader.resolve(given)
         except NodeNotFound:
             raise ItemNotFound("proposition or lab node", given, END_FORMS) from None
         return End(node.iri, node=node)
@@ -347,7 +347,7 @@ class Propositions:
 
         def plan() -> WritePlan[AddPropositionResult]:
             # resolved here, so that a replayed key answers even if the source node is gone
-            normalised = normalise_source(source, self.graph)
+            normalised = normalise_source(source, self.reader)
             moment = now()
             _, last = self.totals()
             twins = self.stored(content=cleaned)

@@ -70,7 +70,7 @@ def _url(value: str) -> Source:
     raise InvalidArgument("source", f"{value!r} is not a valid URL; {SOURCE_FORMS}")
 
 
-def normalise_source(value: str | None, graph: DiscourseReader) -> Source | None:
+def normalise_source(value: str | None, reader: DiscourseReader) -> Source | None:
     """A proposition source from what an assistant gave: a DOI in any common spelling becomes
     ``https://doi.org/<doi>``, an http(s) URL stays as is, anything else must be the uid of a
     lab node. None for no source. Raises InvalidArgument naming the accepted forms."""
@@ -83,7 +83,7 @@ def normalise_source(value: str | None, graph: DiscourseReader) -> Source | None
     if given.lower().startswith(("http://", "https://")):
         return _url(given)
     try:
-        node, _ = graph.resolve(given)
+        node, _ = reader.resolve(given)
     except NodeNotFound:
         raise InvalidArgument(
             "source", f"{given!r} is neither a DOI, a URL nor a known node uid; {SOURCE_FORMS}"

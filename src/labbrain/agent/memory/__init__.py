@@ -1,1 +1,2 @@
-"""labbrain.agent.memory."""
+"""Memory domains: memory nodes in isolated domains, typed weighted edges and traversal.
+"""

@@ -106,9 +106,9 @@ class Memories:
     InvalidArgument (bad values, ids from another domain, duplicates), StoreReadOnly.
     """
 
-    def __init__(self, brain: LabBrain, graph: DiscourseReader, writer: AgentWriter) -> None:
+    def __init__(self, brain: LabBrain, reader: DiscourseReader, writer: AgentWriter) -> None:
         self.brain = brain
-        self.discourse = graph
+        self.reader = reader
         self.writer = writer
         self.domains = Domains(brain, writer)
         self.max_nodes = brain.settings.memory_traverse_max_nodes
@@ -400,7 +400,7 @@ class Memories:
             record = self.memory(ident)
             return record.iri, record, None
         try:
-            node, _ = self.discourse.resolve(ident, dataset)
+            node, _ = self.reader.resolve(ident, dataset)
         except NodeNotFound:
             raise ItemNotFound(
                 "memory or lab node",

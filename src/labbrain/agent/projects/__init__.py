@@ -1,1 +1,2 @@
-"""labbrain.agent.projects."""
+"""The project notebook: projects, visited pages, findings, related pages and next steps.
+"""

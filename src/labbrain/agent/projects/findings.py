@@ -4,7 +4,7 @@ A finding (``lb:Finding``) lives in its project's graph with its text (``sioc:co
 tags (``lb:tag``), the lab node it came from (``lb:sourceNode``, also ``prov:wasDerivedFrom``)
 or the web page (``lb:sourceUrl``), its place in the project's log and PROV provenance (see
 :mod:`labbrain.brain`). :class:`Findings` logs, lists (newest first, or by BM25 relevance) and
-deletes them, every write through the project memory's writer.
+deletes them, every write through the project projects's writer.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ MAX_PAGE = 100
 class Findings:
     """The findings of the projects of one :class:`~labbrain.brain.Projects`."""
 
-    def __init__(self, memory: Projects) -> None:
-        self.memory = memory
+    def __init__(self, projects: Projects) -> None:
+        self.memory = projects
 
     def log_finding(
         self,

@@ -1,4 +1,5 @@
-"""Answer models of the lab-brain tools: projects, visits, findings, next steps, related pages.
+"""Answer models of the project notebook tools: projects, visits, findings, next steps,
+related pages.
 
 Field names are the wire names (camelCase, like the discourse-graph tools). Every lab node an
 answer names is an attributed :class:`~labbrain.models.NodeRef` (creator, created, url). Write

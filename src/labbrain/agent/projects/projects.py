@@ -1,4 +1,5 @@
-"""The lab brain: an assistant's per-project research context (projects, visits, findings).
+"""The project notebook: an assistant's per-project research context (projects, visits,
+findings).
 
 Each project is one named graph, ``urn:labbrain:project:<slug>`` (slug from its name). The
 graph describes the project under its own IRI (``lb:Project``, ``dct:title``,
@@ -55,7 +56,7 @@ from labbrain.rdf.namespaces import DCT, LB, PROV, RDF, SIOC, SYSTEM_GRAPH, slug
 from labbrain.rdf.terms import integer, new_iri, now, text
 from labbrain.store import templates
 
-log = logging.getLogger("labbrain.brain")
+log = logging.getLogger("labbrain.projects")
 
 
 PROJECT_PREFIX = "urn:labbrain:project:"
@@ -155,9 +156,9 @@ def _entry(iri: str, kind: str, facts: dict[str, list[Any]]) -> Entry:
 class Projects:
     """Projects, visits and findings of one opened store, written through ``writer``."""
 
-    def __init__(self, brain: LabBrain, graph: DiscourseReader, writer: AgentWriter) -> None:
+    def __init__(self, brain: LabBrain, reader: DiscourseReader, writer: AgentWriter) -> None:
         self.brain = brain
-        self.graph = graph
+        self.reader = reader
         self.writer = writer
         self.store = brain.store
 
@@ -374,7 +375,7 @@ class Projects:
     ) -> VisitResult:
         """Record that the assistant read the node ``uid`` (in ``project`` or the active one)."""
         arguments = {"uid": uid, "dataset": dataset, "project": project}
-        node, _ = self.graph.resolve(uid, dataset)
+        node, _ = self.reader.resolve(uid, dataset)
         slug = self.resolve(project)
         return self.writer.write(
             "record_visit",
@@ -393,7 +394,7 @@ class Projects:
             slug = self.active_slug()
             if slug is None:
                 return detail
-            node, _ = self.graph.resolve(detail.uid, detail.dataset)
+            node, _ = self.reader.resolve(detail.uid, detail.dataset)
             self.writer.write("get_node", lambda: self._visit_plan(slug, node))
         except LabbrainError as error:
             log.warning("visit of %s not recorded: %s", detail.uid, error)

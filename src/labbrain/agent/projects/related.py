@@ -59,9 +59,9 @@ _PHRASES: dict[RelatedBasis, str] = {
 class RelatedPagesFinder:
     """Finds the lab nodes related to a node (see module doc)."""
 
-    def __init__(self, memory: Projects) -> None:
-        self.memory = memory
-        self.index = memory.brain.index
+    def __init__(self, projects: Projects) -> None:
+        self.memory = projects
+        self.index = projects.brain.index
         self.ways: tuple[Way, ...] = (
             self.structural,
             self.temporal,

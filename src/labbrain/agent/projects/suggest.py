@@ -40,11 +40,11 @@ _CLAIMABLE = {DG + "Evidence", LB + "Result"}
 _QUESTION = DG + "Question"
 
 
-def suggest_next_steps(memory: Projects, project: str | None = None) -> NextSteps:
+def suggest_next_steps(projects: Projects, project: str | None = None) -> NextSteps:
     """The next steps for ``project`` (default: the active one), for the stage it is at."""
-    slug = memory.resolve(project)
-    data = memory.read(slug)
-    settings = memory.brain.settings
+    slug = projects.resolve(project)
+    data = projects.read(slug)
+    settings = projects.brain.settings
     visits, findings = len(data.visits), len(data.findings)
     explore, converge = settings.brain_exploration_visits, settings.brain_convergence_findings
     visited, logged = _many(visits, "visit"), _many(findings, "finding")
@@ -55,11 +55,11 @@ def suggest_next_steps(memory: Projects, project: str | None = None) -> NextStep
             f"{logged} (converging from {converge}): time to formulate claims, close open "
             "questions and check contradictions"
         )
-        steps = _convergence(memory, data)
+        steps = _convergence(projects, data)
     elif visits >= explore:
         stage = "exploration"
         reason = f"{visited} (exploring from {explore}) and {logged}: synthesise what was read"
-        steps = _exploration(memory, data)
+        steps = _exploration(projects, data)
     else:
         stage = "coldStart"
         reason = (
@@ -130,13 +130,13 @@ def _cold_start(data: ProjectLog) -> list[NextStep]:
 
 
 # ---------------------------------------------------------------------- exploration
-def _exploration(memory: Projects, data: ProjectLog) -> list[NextStep]:
+def _exploration(projects: Projects, data: ProjectLog) -> list[NextStep]:
     """Visited nodes no finding comes from: reread each and log what it contributes."""
     synthesised = {f.node for f in data.findings}
     counts = Counter(v.node for v in data.visits if v.node)
     last = {v.node: v.position for v in data.visits if v.node}
     order = sorted(counts, key=lambda iri: (-counts[iri], -last[iri]))
-    refs = memory.node_refs(order)
+    refs = projects.node_refs(order)
     open_nodes = [iri for iri in order if iri not in synthesised and iri in refs]
     steps: list[NextStep] = []
     for iri in open_nodes[:MAX_PER_KIND]:
@@ -177,19 +177,19 @@ def _exploration(memory: Projects, data: ProjectLog) -> list[NextStep]:
 
 
 # ---------------------------------------------------------------------- convergence
-def _convergence(memory: Projects, data: ProjectLog) -> list[NextStep]:
-    sources = memory.refs(f.node for f in data.findings)
+def _convergence(projects: Projects, data: ProjectLog) -> list[NextStep]:
+    sources = projects.refs(f.node for f in data.findings)
     stances = {
         iri: [
             (row["target"], row["stance"])
-            for row in templates.run(memory.store, "projects_stances", node=iri, graph=node.graph)
+            for row in templates.run(projects.store, "projects_stances", node=iri, graph=node.graph)
         ]
         for iri, node in sources.items()
     }
     return [
         *_claims_to_formulate(data, sources, stances),
-        *_open_questions(memory, data, sources),
-        *_contradictions(memory, sources, stances),
+        *_open_questions(projects, data, sources),
+        *_contradictions(projects, sources, stances),
     ]
 
 
@@ -224,24 +224,24 @@ def _claims_to_formulate(
 
 
 def _open_questions(
-    memory: Projects, data: ProjectLog, sources: dict[str, IndexedNode]
+    projects: Projects, data: ProjectLog, sources: dict[str, IndexedNode]
 ) -> list[NextStep]:
     """Questions among the project's nodes, or linked to them, that nothing addresses."""
-    nodes = {**memory.refs(v.node for v in data.visits), **sources}
+    nodes = {**projects.refs(v.node for v in data.visits), **sources}
     linked: dict[str, set[str]] = defaultdict(set)  # question IRI -> project nodes linking it
     refs: dict[str, NodeRef] = {}
     for iri, node in nodes.items():
         if _core_kind(node.node_type) == _QUESTION:
             linked[iri].add(iri)
             refs[iri] = node_ref(node)
-        for link in memory.graph.get_linked_nodes(node.uid, "both", node.graph).linkedNodes:
+        for link in projects.reader.get_linked_nodes(node.uid, "both", node.graph).linkedNodes:
             if _core_kind(link.node.nodeType) == _QUESTION:
                 linked[link.node.url].add(iri)
                 refs[link.node.url] = link.node
     open_questions = {
         row["question"]
         for graph in {node.graph for node in nodes.values()}
-        for row in templates.run(memory.store, "projects_unaddressed_questions", graph=graph)
+        for row in templates.run(projects.store, "projects_unaddressed_questions", graph=graph)
     }
     chosen = sorted(
         (iri for iri in linked if iri in open_questions),
@@ -266,7 +266,7 @@ def _open_questions(
 
 
 def _contradictions(
-    memory: Projects,
+    projects: Projects,
     sources: dict[str, IndexedNode],
     stances: dict[str, list[tuple[str, str]]],
 ) -> list[NextStep]:
@@ -291,7 +291,7 @@ def _contradictions(
                 f"the sources of your findings take both sides on it: {titles(supporters)} "
                 f"supports it, {titles(opposers)} opposes it"
             )
-    refs = memory.node_refs(reasons)
+    refs = projects.node_refs(reasons)
     steps = []
     for target in sorted(reasons, key=lambda iri: refs[iri].uid if iri in refs else iri):
         if target not in refs:
