@@ -14,7 +14,7 @@ CONSTANT = {"LB": LB, "DG": DG, "DGB": DGB}
 
 def _terms_used() -> set[str]:
     used: set[str] = set()
-    for path in (ROOT / "src" / "labbrain").glob("*.py"):
+    for path in (ROOT / "src" / "labbrain").rglob("*.py"):
         text = path.read_text()
         for name, local in re.findall(r"\b(LB|DGB|DG) \+ \"(\w+)\"", text):
             used.add(CONSTANT[name] + local)

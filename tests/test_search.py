@@ -9,13 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, require_corpus, settings_for
 from labbrain.core import INDEX_FILE, LabBrain
 from labbrain.index.text import fts_query
 
 
 @pytest.fixture
 def loaded_dir(store_dir: Path) -> Path:
+    require_corpus()
     with LabBrain(settings_for(store_dir)) as brain:
         brain.load(str(SAMPLE))
         brain.load(str(REAL))
@@ -64,6 +65,7 @@ def test_filters(sample_brain: LabBrain) -> None:
     assert sample_brain.search("   ").hits == []
 
 
+@pytest.mark.needs_corpus
 def test_title_matches_rank_first(memory_brain: LabBrain) -> None:
     memory_brain.load(str(REAL))
     top = memory_brain.search("polarization", limit=1).hits[0]

@@ -538,18 +538,30 @@ def mcp(ctx: Context) -> None:
         brain.close()
 
 
-def _open_for_mcp(ctx: Context) -> LabBrain:
-    """The store for ``labbrain mcp``: writable, else (another writer holds it) read-only."""
-    settings = ctx.settings()
+def _writable_else_read_only(
+    settings: Settings, log: logging.Logger, fallbacks: dict[type[LabbrainError], str]
+) -> LabBrain:
+    """The store opened writable; when opening it so raises one of ``fallbacks`` (another
+    writer holds it, the endpoint refuses writes), that is logged with its note and the store
+    opened read-only instead."""
     try:
         return LabBrain(settings)
-    except StoreLocked as locked:
-        logging.getLogger("labbrain.mcp").warning(
-            "%s; serving a read-only snapshot (restart to see later loads)", locked
-        )
-    except EndpointReadOnly as refused:
-        logging.getLogger("labbrain.mcp").warning("%s; serving it read-only", refused)
+    except tuple(fallbacks) as refused:
+        note = next(text for kind, text in fallbacks.items() if isinstance(refused, kind))
+        log.warning("%s; %s", refused, note)
     return LabBrain(settings, read_only=True)
+
+
+def _open_for_mcp(ctx: Context) -> LabBrain:
+    """The store for ``labbrain mcp``: writable, else (another writer holds it) read-only."""
+    return _writable_else_read_only(
+        ctx.settings(),
+        logging.getLogger("labbrain.mcp"),
+        {
+            StoreLocked: "serving a read-only snapshot (restart to see later loads)",
+            EndpointReadOnly: "serving it read-only",
+        },
+    )
 
 
 @main.command()
@@ -686,15 +698,14 @@ def serve(
                 "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
                 "Authorization: Bearer <token>)"
             )
-        try:
+        if allow_update:
             brain = LabBrain(settings)
-        except StoreLocked as locked:
-            if allow_update:
-                raise
-            logging.getLogger("labbrain.http").warning(
-                "%s; serving it read-only (queries see its later writes)", locked
+        else:
+            brain = _writable_else_read_only(
+                settings,
+                logging.getLogger("labbrain.http"),
+                {StoreLocked: "serving it read-only (queries see its later writes)"},
             )
-            brain = LabBrain(settings, read_only=True)
     except LabbrainError as error:
         _fail(error)
     try:

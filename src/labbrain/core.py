@@ -19,8 +19,8 @@ from labbrain.index import hybrid
 from labbrain.index.refreshing import RefreshingTextIndex
 from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
-from labbrain.ingest.load import LoadReport, Progress, load_source
-from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri
+from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source
+from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, STAGING_PREFIX, SYSTEM_GRAPH, graph_iri
 from labbrain.rdf.sparql_policy import check_query, check_update, looks_like_update
 from labbrain.settings import Settings
 from labbrain.store import templates
@@ -28,7 +28,6 @@ from labbrain.store.backends import open_backend
 from labbrain.store.base import QuadStore, QueryResult
 from labbrain.store.export import export as export_graphs
 from labbrain.store.ontology import ensure_ontology
-from labbrain.store.remote.sparql import STAGING_PREFIX
 from labbrain.tasks.ledger import TaskLedger, TaskState
 
 INDEX_FILE = "index.sqlite"
@@ -50,10 +49,11 @@ class LabBrain:
     Writable instances hold the store's single-writer lock until :meth:`close`. Read-only
     instances never write the store; they use the text index as it is.
 
-    With ``settings.endpoint`` the store is a remote SPARQL store (:mod:`labbrain.remote`):
-    no lock (many processes may share it), ``read_only`` refuses writes in this process, and
-    the text index is a local file per endpoint, synced at open and kept fresh with the
-    endpoint's load records (also when read-only: it is derived data, not the store).
+    With ``settings.endpoint`` the store is a remote SPARQL store
+    (:mod:`labbrain.store.remote.store`): no lock (many processes may share it), ``read_only``
+    refuses writes in this process, and the text index is a local file per endpoint, synced at open
+    and kept fresh with the endpoint's load records (also when read-only: it is derived data, not
+    the store).
     """
 
     def __init__(self, settings: Settings | None = None, *, read_only: bool = False) -> None:
@@ -123,9 +123,11 @@ class LabBrain:
         fmt: str | None = None,
         progress: Progress | None = None,
         data: bytes | None = None,
+        read: SourceInput | None = None,
         load_id: str | None = None,
     ) -> LoadReport:
-        """Load one file (or ``-`` stdin) into its dataset graph and index it; see ingest."""
+        """Load one file (or ``-`` stdin) into its dataset graph and index it; see
+        :func:`~labbrain.ingest.load.load_source` (``read``: the input already read)."""
         try:
             report = load_source(
                 self.store,
@@ -135,6 +137,7 @@ class LabBrain:
                 fmt=fmt,
                 progress=progress,
                 data=data,
+                read=read,
                 index_sink=self.index.replace_graph,
                 load_id=load_id,
             )

@@ -19,7 +19,7 @@ result to answer with) and hand it to :meth:`AgentWriter.write`, which guarantee
 
 Provenance: :meth:`AgentWriter.provenance` gives the PROV triples every agent-written
 resource carries (generated when, attributed to which agent, in which session, derived from
-which nodes). The session is one :class:`~labbrain.namespaces` IRI per writer, i.e. per MCP
+which nodes). The session is one :class:`~labbrain.rdf.namespaces` IRI per writer, i.e. per MCP
 server process, recorded in the system graph the first time it writes.
 """
 
@@ -40,18 +40,26 @@ from pydantic import BaseModel
 from pyoxigraph import Literal, NamedNode, Quad
 
 from labbrain.errors import InvalidArgument, StoreReadOnly, WriteConflict
-from labbrain.rdf.namespaces import LB, PROV, RDF, RDFS, SYSTEM_GRAPH, slugify
+from labbrain.rdf.namespaces import (
+    AGENT_PREFIX,
+    IDEMPOTENCY_PREFIX,
+    LB,
+    PROV,
+    RDF,
+    RDFS,
+    SESSION_PREFIX,
+    SYSTEM_GRAPH,
+    WRITE_STAMP_SUBJECT_IRI,
+    slugify,
+)
 from labbrain.rdf.terms import text, timestamp
 from labbrain.store.base import QuadStore
 
 Result = TypeVar("Result", bound=BaseModel)
 
-AGENT_PREFIX = "urn:labbrain:agent:"
-SESSION_PREFIX = "urn:labbrain:session:"
-KEY_PREFIX = "urn:labbrain:idempotency:"
 MAX_KEY_LENGTH = 200
 #: The store's write stamp: replaced by every agent write, on condition that it is unchanged.
-WRITE_STAMP_SUBJECT = NamedNode("urn:labbrain:agent-writes")
+WRITE_STAMP_SUBJECT = NamedNode(WRITE_STAMP_SUBJECT_IRI)
 WRITE_STAMP = NamedNode(LB + "writeStamp")
 #: A session's marker: the stamp its last write set (tells a writer whether its write landed).
 LAST_WRITE = NamedNode(LB + "lastWrite")
@@ -217,7 +225,7 @@ class AgentWriter:
             raise InvalidArgument(
                 "idempotencyKey", f"must be 1 to {MAX_KEY_LENGTH} characters long"
             )
-        return NamedNode(KEY_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest())
+        return NamedNode(IDEMPOTENCY_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest())
 
     def _replay(
         self, tool: str, key: str, arguments: dict[str, Any], model: type[Result] | None

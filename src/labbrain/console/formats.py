@@ -1,4 +1,4 @@
-"""Shaping a console query's result (:class:`labbrain.console_worker.Outcome`) for people
+"""Shaping a console query's result (:class:`labbrain.console.worker.Outcome`) for people
 and files: table cells with the predeclared prefixes, SPARQL JSON / CSV / TSV results, Turtle
 (and JSON-LD) for CONSTRUCT and DESCRIBE, and plain-text tables for files.
 

@@ -1,9 +1,9 @@
 """``labbrain console``: an interactive SPARQL console over a labbrain store.
 
-A thin adapter: it reads statements (see :mod:`labbrain.console_prompt` for when a statement
-is complete), runs queries through :mod:`labbrain.console_worker` (a child process with a time
+A thin adapter: it reads statements (see :mod:`labbrain.console.prompt` for when a statement
+is complete), runs queries through :mod:`labbrain.console.worker` (a child process with a time
 limit, stopped by Ctrl-C), updates through :meth:`LabBrain.query`, and shows results with
-:mod:`labbrain.results_format`: paged tables on a terminal, or SPARQL JSON / CSV / TSV and
+:mod:`labbrain.console.formats`: paged tables on a terminal, or SPARQL JSON / CSV / TSV and
 Turtle. Dot commands (``.help``) change the format, list graphs and the schema, export the
 last result. Piped input runs as a script, statement by statement, stopping at the first
 error.

@@ -9,7 +9,7 @@ time limit.
 
 The result crosses the process boundary as bytes in a lossless standard form: SPARQL TSV
 results for SELECT (at most ``cap`` rows), ``true`` / ``false`` for ASK, N-Triples for
-CONSTRUCT and DESCRIBE. :mod:`labbrain.results_format` turns them into tables and files.
+CONSTRUCT and DESCRIBE. :mod:`labbrain.console.formats` turns them into tables and files.
 The default graph of a console query is the union of all graphs.
 """
 

@@ -4,7 +4,7 @@
 schema, contributions, relationships, neighbourhoods, paths, claim status and gaps. Relations
 come from SPARQL templates (``queries/*.rq``); node identity and attribution (uid, type, title,
 creator, dates) come from the text index, which holds one row per node. Every answer names
-its nodes with :class:`~labbrain.models.NodeRef`, attribution included, and every list is
+its nodes with :class:`~labbrain.discourse.models.NodeRef`, attribution included, and every list is
 capped with a note saying how to get more.
 """
 

@@ -226,7 +226,7 @@ class _Timeout(Exception):
 
 
 class _Worker:
-    """One worker process (``python -m labbrain.http_pool``, a fresh interpreter: nothing of
+    """One worker process (``python -m labbrain.http.pool``, a fresh interpreter: nothing of
     the server's threads, open store or main module is inherited) and the server's end of
     the socket pair it reads jobs from."""
 

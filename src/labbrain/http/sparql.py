@@ -46,14 +46,12 @@ from labbrain.http.results import (
     format_named,
     write_graph,
 )
-from labbrain.rdf.namespaces import DCT, RDF, graph_iri
+from labbrain.rdf.namespaces import DCT, RDF, SD, W3C_FORMATS, graph_iri
 from labbrain.rdf.sparql_policy import check_query, dataset_graphs
 from labbrain.store.remote.http import TRUNCATED_HEADER
 
-SD = "http://www.w3.org/ns/sparql-service-description#"
-FORMATS = "http://www.w3.org/ns/formats/"
 #: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
-_FORMAT_IRIS = {"jsonld": FORMATS + "JSON-LD"}
+_FORMAT_IRIS = {"jsonld": W3C_FORMATS + "JSON-LD"}
 FORM = "application/x-www-form-urlencoded"
 QUERY_TYPE = "application/sparql-query"
 UPDATE_TYPE = "application/sparql-update"
@@ -276,7 +274,7 @@ async def _service_description(
     url = str(request.url.replace(query="", fragment=""))
     graphs = await anyio.to_thread.run_sync(endpoint.brain.store.graphs)
     triples = describe_service(url, graphs, allow_update=endpoint.allow_update)
-    body = write_graph(triples, fmt, {"sd": SD, "formats": FORMATS})
+    body = write_graph(triples, fmt, {"sd": SD, "formats": W3C_FORMATS})
     return _body(body, fmt, {"Vary": "Accept"})
 
 

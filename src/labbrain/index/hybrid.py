@@ -1,7 +1,7 @@
 """Node search in three modes: keyword (BM25), semantic (vectors) and hybrid (both, fused).
 
-- **keyword**: the text index's BM25 search (:meth:`~labbrain.search.TextIndex.search`);
-- **semantic**: the query's embedding against the vector index (:mod:`labbrain.vectors`):
+- **keyword**: the text index's BM25 search (:meth:`~labbrain.index.text.TextIndex.search`);
+- **semantic**: the query's embedding against the vector index (:mod:`labbrain.index.vectors`):
   finds paraphrases that share no word with the query;
 - **hybrid**: weighted reciprocal-rank fusion of the two rankings (each list's top
   :data:`DEPTH`; a node scores ``sum(weight / (RRF_K + rank))`` over the lists it is in, with

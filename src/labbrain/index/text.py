@@ -326,8 +326,14 @@ class TextIndex:
         self._db.execute("DELETE FROM nodes WHERE graph = ?", (graph,))
 
     # ------------------------------------------------------------------ searching
+    def _before_read(self) -> None:
+        """Called first by every read below (nothing here); a subclass that must catch up
+        with its store before answering overrides it (see
+        :class:`~labbrain.index.refreshing.RefreshingTextIndex`)."""
+
     def count(self, graph: str | None = None) -> int:
         """Number of indexed nodes (in ``graph``, or overall)."""
+        self._before_read()
         if graph is None:
             return int(self._db.execute("SELECT count(*) FROM nodes").fetchone()[0])
         return int(
@@ -336,12 +342,14 @@ class TextIndex:
 
     def nodes_by_uid(self, uid: str, graphs: Iterable[str] | None = None) -> list[IndexedNode]:
         """Every indexed node with this uid (one per dataset holding it), by graph."""
+        self._before_read()
         filters, args = _filters(graphs, None, None)
         sql = f"SELECT {_NODE_COLUMNS} FROM nodes n WHERE uid = ?{filters} ORDER BY graph"
         return [IndexedNode(*row) for row in self._db.execute(sql, [uid, *args])]
 
     def nodes_by_iri(self, iris: Iterable[str], graph: str | None = None) -> dict[str, IndexedNode]:
         """The indexed nodes among ``iris`` (in ``graph`` when given), by IRI."""
+        self._before_read()
         wanted = list(dict.fromkeys(iris))
         found: dict[str, IndexedNode] = {}
         for start in range(0, len(wanted), 500):
@@ -357,6 +365,7 @@ class TextIndex:
 
     def contributions(self, creator: str | None = None) -> list[tuple[str, str, int, str, str]]:
         """(creator, node type, nodes, first created, last created), by creator and type."""
+        self._before_read()
         sql = (
             "SELECT creator, node_type, count(*), min(created), max(created) FROM nodes"
             " WHERE creator IS NOT NULL"
@@ -370,6 +379,7 @@ class TextIndex:
 
     def creators(self) -> list[str]:
         """Every creator of an indexed node, sorted."""
+        self._before_read()
         rows = self._db.execute(
             "SELECT DISTINCT creator FROM nodes WHERE creator IS NOT NULL ORDER BY creator"
         )
@@ -377,6 +387,7 @@ class TextIndex:
 
     def type_counts(self) -> list[tuple[str, str, int]]:
         """(graph, node type label, number of nodes) for every indexed type."""
+        self._before_read()
         rows = self._db.execute(
             "SELECT graph, node_type, count(*) FROM nodes GROUP BY graph, node_type"
             " ORDER BY graph, node_type"
@@ -385,6 +396,7 @@ class TextIndex:
 
     def content(self, graph: str, iri: str) -> str:
         """The markdown content of one indexed node ('' if unknown)."""
+        self._before_read()
         row = self._db.execute(
             "SELECT content FROM nodes WHERE graph = ? AND iri = ?", (graph, iri)
         ).fetchone()
@@ -400,6 +412,7 @@ class TextIndex:
         offset: int = 0,
     ) -> tuple[list[IndexedNode], int]:
         """Indexed nodes matching the filters, newest first, and how many match in all."""
+        self._before_read()
         filters, args = _filters(graphs, node_types, creator)
         condition = "1 = 1" + filters
         total = int(
@@ -431,6 +444,7 @@ class TextIndex:
         node type filter takes one label or several (case-insensitive); other filters are
         exact. Returns at most ``limit`` hits.
         """
+        self._before_read()
         words = fts_words(text)
         if not words:
             return []

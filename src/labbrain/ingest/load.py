@@ -3,7 +3,7 @@
 :func:`load_source` reads a file (or stdin), works out what it is, turns it into quads and
 hands them to :meth:`QuadStore.replace_graph` together with the load record, so that a load
 either fully succeeds or leaves the store exactly as it was. Discourse-graph exports get their
-context repaired and their derived triples added (see :mod:`labbrain.discourse`); other
+context repaired and their derived triples added (see :mod:`labbrain.ingest.roam_export`); other
 JSON-LD and Turtle / TriG / N-Triples / N-Quads load as plain RDF.
 """
 
@@ -57,24 +57,34 @@ from labbrain.store.ontology import vocabulary
 
 @dataclass(frozen=True)
 class LoadProgress:
-    """A load is entering step ``step`` of ``steps`` (1-based), named ``name``.
+    """A load is entering the step named ``name``.
 
-    ``entries`` is the number of ``@graph`` entries of the input (0 until it is parsed), which
-    lets a front end decide whether the load is big enough to show a progress bar.
+    The steps, in order, are those of the ``ingest`` workflow (declared once, with the other
+    task workflows, in :data:`labbrain.tasks.ledger.WORKFLOWS`): ``read`` the bytes;
+    ``repair_context`` (read the JSON and repair its context); ``parse`` (turn it into RDF; the
+    native engine streams this into the write); ``write`` (the bulk write); ``derive`` (the
+    derived triples and text index, written beside it); ``index`` (record the load, and index
+    plain RDF). ``entries`` is the number of ``@graph`` entries of the input (0 until it is
+    parsed), which lets a front end decide whether the load is big enough to show progress.
     """
 
     name: str
-    step: int
-    steps: int
     entries: int
 
 
 #: Told of each step as the load enters it; raising there aborts the load (nothing is kept).
 Progress = Callable[[LoadProgress], None]
-#: The steps of a load, in order: read the bytes; read the JSON and repair its context; turn
-#: it into RDF (the native engine streams this into the write); the bulk write; the derived
-#: triples and text index, written beside it; recording the load (and indexing plain RDF).
-STEPS = ("read", "repair_context", "parse", "write", "derive", "index")
+
+
+@dataclass(frozen=True)
+class SourceInput:
+    """An input as read for one load: its bytes, the format name they load as and their
+    SHA-256 (recorded with the load; an ingest task compares it when it resumes)."""
+
+    data: bytes
+    fmt: str
+    digest: str
+
 
 FORMATS: dict[str, RdfFormat | None] = {
     "jsonld": None,
@@ -170,6 +180,16 @@ def read_source(source: str, settings: Settings) -> bytes:
     if len(data) > limit:
         raise InputTooLarge(source, f"input is larger than the {limit}-byte input limit")
     return data
+
+
+def read_input(
+    source: str, settings: Settings, fmt: str | None = None, data: bytes | None = None
+) -> SourceInput:
+    """Detect the format of ``source`` (``fmt`` when given), read it (unless ``data`` holds
+    its bytes already) and hash it: once per load."""
+    fmt_name = detect_format(source, fmt)
+    raw = data if data is not None else read_source(source, settings)
+    return SourceInput(raw, fmt_name, hashlib.sha256(raw).hexdigest())
 
 
 def detect_format(source: str, explicit: str | None) -> str:
@@ -312,7 +332,7 @@ def target_graph(graph: str | None, slug_hint: str) -> str:
         return dataset_graph(graph.removeprefix(DATASET_GRAPH_PREFIX))
     if graph.startswith(RESERVED_GRAPH_PREFIX) or ":" in graph:
         raise InputError(
-            f"--graph {graph}: datasets load into urn:labbrain:dataset:<slug>; give a slug"
+            f"--graph {graph}: datasets load into {DATASET_GRAPH_PREFIX}<slug>; give a slug"
         )
     return dataset_graph(graph)
 
@@ -399,10 +419,14 @@ def load_source(
     fmt: str | None = None,
     progress: Progress | None = None,
     data: bytes | None = None,
+    read: SourceInput | None = None,
     index_sink: IndexSink | None = None,
     load_id: str | None = None,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
+
+    ``read`` is the input as :func:`read_input` gave it (it then stands for ``fmt`` and
+    ``data``); otherwise the input is read here, from ``data`` if given, else from ``source``.
 
     All or nothing: on any error (also one raised by ``progress``) the store is unchanged.
     ``load_id`` names the load in its record (default: a fresh one), so that a caller that
@@ -417,13 +441,13 @@ def load_source(
 
     def step(name: str) -> None:
         if progress is not None:
-            progress(LoadProgress(name, STEPS.index(name) + 1, len(STEPS), entries))
+            progress(LoadProgress(name, entries))
 
     step("read")
-    fmt_name = detect_format(source, fmt)
-    raw = data if data is not None else read_source(source, settings)
+    if read is None:
+        read = read_input(source, settings, fmt, data)
     step("repair_context")
-    prepared = prepare(raw, source, fmt_name, settings)
+    prepared = prepare(read.data, source, read.fmt, settings)
     entries = prepared.entries
     load_id = load_id or uuid.uuid4().hex
     write = functools.partial(
@@ -431,7 +455,7 @@ def load_source(
         store,
         source,
         settings,
-        raw,
+        read.digest,
         graph=graph,
         step=step,
         index_sink=index_sink,
@@ -441,7 +465,7 @@ def load_source(
         report = write(prepared)
     except jsonld.DeferredMemberNotLast:
         # Rolled back already; an unusual member order: read the file the thorough way.
-        report = write(prepare(raw, source, fmt_name, settings, fast=False))
+        report = write(prepare(read.data, source, read.fmt, settings, fast=False))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -450,7 +474,7 @@ def _load_prepared(
     store: QuadStore,
     source: str,
     settings: Settings,
-    raw: bytes,
+    digest: str,
     prepared: Prepared,
     *,
     graph: str | None,
@@ -462,7 +486,6 @@ def _load_prepared(
     step("parse")
     target = target_graph(graph, prepared.slug_hint)
     replaced = store.has_graph(target)
-    digest = hashlib.sha256(raw).hexdigest()
     outcome: list[_Analysed] = []
     written = [0]
 

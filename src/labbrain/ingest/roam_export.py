@@ -22,23 +22,23 @@ from labbrain.errors import ExportFormatError
 from labbrain.index.text import IndexRecord
 from labbrain.index.titles import normalise_title, title_abbreviation, wikilinks
 from labbrain.ingest.jsonld import JsonObject, pages_base
-from labbrain.rdf.namespaces import LB, OWL, PROV, RDF, RDFS, XSD
+from labbrain.rdf.namespaces import DGB, LB, OWL, PROV, RDF, RDFS, XSD
 from labbrain.store.ontology import Vocabulary
 
 _SCHEMA_TYPES = {
     "nodeSchema",
     "dgb:NodeSchema",
-    "https://discoursegraphs.com/schema/dg_base#NodeSchema",
+    DGB + "NodeSchema",
 }
 _RELDEF_TYPES = {
     "relationDef",
     "dgb:RelationDef",
-    "https://discoursegraphs.com/schema/dg_base#RelationDef",
+    DGB + "RelationDef",
 }
 _INSTANCE_TYPES = {
     "relationInstance",
     "dgb:RelationInstance",
-    "https://discoursegraphs.com/schema/dg_base#RelationInstance",
+    DGB + "RelationInstance",
 }
 _EXPORTER_KINDS = _SCHEMA_TYPES | _RELDEF_TYPES | _INSTANCE_TYPES
 

@@ -42,6 +42,7 @@ from labbrain.index.vectors import SCHEMA_VERSION as VECTORS_SCHEMA
 from labbrain.index.vectors import VectorIndex
 from labbrain.ops.backup import VECTORS_FILE
 from labbrain.ops.workflows import task_runner
+from labbrain.rdf.namespaces import STAGING_PREFIX
 from labbrain.settings import Settings
 from labbrain.store import templates
 from labbrain.store.journal import (
@@ -50,7 +51,7 @@ from labbrain.store.journal import (
     SQLITE_SIDE_FILES,
     restore_left_behind,
 )
-from labbrain.store.remote.sparql import STAGING_PREFIX, staging_is_stale
+from labbrain.store.remote.sparql import staging_is_stale
 from labbrain.tasks.ledger import TaskState
 
 Status = Literal["ok", "warning", "problem", "repaired"]

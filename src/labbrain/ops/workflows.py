@@ -7,7 +7,6 @@ each workflow's work on one :class:`~labbrain.core.LabBrain`.
 
 from __future__ import annotations
 
-import hashlib
 import time
 import uuid
 from functools import partial
@@ -16,7 +15,7 @@ from typing import Any
 
 from labbrain.core import LabBrain
 from labbrain.errors import InputError
-from labbrain.ingest.load import LoadProgress, detect_format, read_source
+from labbrain.ingest.load import LoadProgress, detect_format, read_input
 from labbrain.tasks.ledger import TaskState
 from labbrain.tasks.runner import StepContext, TaskRunner
 
@@ -26,9 +25,9 @@ def ingest_params(
     source: str, *, graph: str | None = None, fmt: str | None = None
 ) -> dict[str, Any]:
     """The parameters of an ingest task for ``source``: an absolute path (checked to be a
-    file now) or ``-`` for stdin, the optional target graph and format, and the load id its
-    write will carry."""
-    detect_format(source, fmt)  # refuse an unknown format before the task exists
+    file now) or ``-`` for stdin, the optional target graph, the format (detected here, so an
+    unknown one is refused before the task exists) and the load id its write will carry."""
+    fmt = detect_format(source, fmt)
     label = source
     if source != "-":
         path = Path(source)
@@ -67,19 +66,17 @@ def run_ingest(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[st
         }
     steps.enter("read")
     source = params["source"]
-    raw = steps.inputs.get("data")
-    if raw is None:
-        if source == "-":
-            raise InputError(
-                "this load read stdin, which cannot be read again; pipe the data to "
-                "`labbrain load -` once more"
-            )
-        raw = read_source(source, brain.settings)
-    digest = hashlib.sha256(raw).hexdigest()
+    data = steps.inputs.get("data")
+    if data is None and source == "-":
+        raise InputError(
+            "this load read stdin, which cannot be read again; pipe the data to "
+            "`labbrain load -` once more"
+        )
+    read = read_input(source, brain.settings, params.get("format"), data)
     expected = state.results.get("sourceDigest")
-    if expected is not None and expected != digest:
+    if expected is not None and expected != read.digest:
         raise InputError(f"{source} changed since the task read it first; start a new load instead")
-    steps.note(sourceDigest=digest)
+    steps.note(sourceDigest=read.digest)
 
     def progress(where: LoadProgress) -> None:
         steps.note(entries=where.entries)
@@ -88,8 +85,7 @@ def run_ingest(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[st
     report = brain.load(
         source,
         graph=params.get("graph"),
-        fmt=params.get("format"),
-        data=raw,
+        read=read,
         load_id=load_id,
         progress=progress,
     )

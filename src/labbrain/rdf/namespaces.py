@@ -1,7 +1,10 @@
 """IRIs labbrain reads and writes: vocabularies, named graphs and prefixes.
 
-One place for every IRI, so the ontology test can check that each term the code uses is
-declared in ``ontology/``.
+One place for every namespace, named graph and ``urn:labbrain:`` prefix the code uses, so the
+ontology test can check that each term the code uses is declared in ``ontology/``. Modules
+build terms from these (``LB + "Project"``, ``PROJECT_PREFIX + slug``); the only other IRIs
+in the code are URLs of the outside world (DOI resolver, Roam pages) and examples in help
+texts.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ SIOC: Final = "http://rdfs.org/sioc/ns#"
 DGB: Final = "https://discoursegraphs.com/schema/dg_base#"
 DG: Final = "https://discoursegraphs.com/schema/dg_core#"
 LB: Final = "https://w3id.org/labbrain/ns#"
+#: SPARQL 1.1 Service Description and the W3C formats namespace (the endpoint's description).
+SD: Final = "http://www.w3.org/ns/sparql-service-description#"
+W3C_FORMATS: Final = "http://www.w3.org/ns/formats/"
+#: Where a DOI resolves: a DOI source is recorded as this IRI.
+DOI_RESOLVER: Final = "https://doi.org/"
 
 PREFIXES: Final[dict[str, str]] = {
     "rdf": RDF,
@@ -36,11 +44,38 @@ PREFIXES: Final[dict[str, str]] = {
     "lb": LB,
 }
 
+#: Every IRI labbrain mints starts with this; user graphs may not.
+RESERVED_GRAPH_PREFIX: Final = "urn:labbrain:"
+
+# Named graphs.
 ONTOLOGY_GRAPH: Final = "urn:labbrain:ontology"
 SYSTEM_GRAPH: Final = "urn:labbrain:system"
 TASKS_GRAPH: Final = "urn:labbrain:tasks"
 DATASET_GRAPH_PREFIX: Final = "urn:labbrain:dataset:"
-RESERVED_GRAPH_PREFIX: Final = "urn:labbrain:"
+#: A project's graph is ``PROJECT_PREFIX + slug``.
+PROJECT_PREFIX: Final = "urn:labbrain:project:"
+#: A memory domain's graph is ``DOMAIN_PREFIX + id``.
+DOMAIN_PREFIX: Final = "urn:labbrain:domain:"
+CLAIMS_GRAPH_PREFIX: Final = "urn:labbrain:claims:"
+CLAIMS_GRAPH: Final = CLAIMS_GRAPH_PREFIX + "main"
+#: Where a remote load stages its data before moving it into place.
+STAGING_PREFIX: Final = "urn:labbrain:staging:"
+#: Base IRI of the shipped ontology file ``<name>`` while it is parsed.
+ONTOLOGY_FILE_PREFIX: Final = ONTOLOGY_GRAPH + ":"
+
+# Resources labbrain writes: prefix + a slug, an id or a fresh hex id (rdf.terms.new_iri).
+AGENT_PREFIX: Final = "urn:labbrain:agent:"
+SESSION_PREFIX: Final = "urn:labbrain:session:"
+IDEMPOTENCY_PREFIX: Final = "urn:labbrain:idempotency:"
+#: The subject of the store's agent write stamp (in the system graph).
+WRITE_STAMP_SUBJECT_IRI: Final = "urn:labbrain:agent-writes"
+TASK_PREFIX: Final = "urn:labbrain:task:"
+FINDING_PREFIX: Final = "urn:labbrain:finding:"
+VISIT_PREFIX: Final = "urn:labbrain:visit:"
+MEMORY_PREFIX: Final = "urn:labbrain:memory:"
+LINK_PREFIX: Final = "urn:labbrain:link:"
+PROPOSITION_PREFIX: Final = "urn:labbrain:proposition:"
+PROPOSITION_RELATION_PREFIX: Final = "urn:labbrain:proposition-relation:"
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 

@@ -1,8 +1,8 @@
 """RDF literal and IRI helpers shared by everything that writes labbrain's own graphs.
 
 Each helper gives one well-typed term: ``xsd:dateTime`` to the millisecond in UTC, ``xsd:decimal``
-in positional notation, ``xsd:integer``, plain strings, and fresh ``urn:labbrain:<kind>:<uuid>``
-IRIs.
+in positional notation, ``xsd:integer``, plain strings, and fresh IRIs
+(a prefix of :mod:`labbrain.rdf.namespaces` and a random hex id).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def integer(value: int) -> Literal:
     return Literal(str(value), datatype=NamedNode(XSD + "integer"))
 
 
-def new_iri(kind: str) -> NamedNode:
-    """A fresh IRI ``urn:labbrain:<kind>:<uuid>`` for an agent-written resource."""
-    return NamedNode(f"urn:labbrain:{kind}:{uuid.uuid4().hex}")
+def new_iri(prefix: str) -> NamedNode:
+    """A fresh IRI ``prefix + <random hex>`` for an agent-written resource (``prefix`` is one
+    of :mod:`labbrain.rdf.namespaces`, e.g. ``FINDING_PREFIX``)."""
+    return NamedNode(prefix + uuid.uuid4().hex)

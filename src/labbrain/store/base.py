@@ -24,9 +24,11 @@ from pyoxigraph import (
     QueryTriples,
     RdfFormat,
     Triple,
+    serialize,
 )
 
-from labbrain.errors import QuerySyntaxError
+from labbrain.errors import GraphNotFound, QuerySyntaxError
+from labbrain.rdf.namespaces import PREFIXES
 
 QueryResult = QuerySolutions | QueryBoolean | QueryTriples
 
@@ -174,6 +176,33 @@ class QuadStore(Protocol):
     def close(self) -> None:
         """Release the store and its lock."""
         ...
+
+
+def dump_graphs(
+    store: QuadStore,
+    output: IO[bytes],
+    fmt: RdfFormat,
+    graphs: list[str] | None = None,
+    prefixes: Mapping[str, str] | None = None,
+    *,
+    read_first: bool = False,
+) -> None:
+    """:meth:`QuadStore.dump` on any store's reads: write ``graphs`` (default: all named graphs,
+    each checked to exist) to ``output`` in ``fmt``, declaring labbrain's prefixes and
+    ``prefixes``; triples only when ``fmt`` has no graphs. With ``read_first`` every graph is
+    read before anything is written (a remote read that fails then leaves ``output`` empty)."""
+    chosen = graphs if graphs is not None else store.graphs()
+    for graph in chosen:
+        if not store.has_graph(graph):
+            raise GraphNotFound(graph)
+    quads: Iterable[Quad] = (q for g in chosen for q in store.quads(g))
+    if read_first:
+        quads = list(quads)
+    declared = {**PREFIXES, **(prefixes or {})}
+    if fmt.supports_datasets:
+        serialize(quads, output, fmt, prefixes=declared)
+    else:
+        serialize((q.triple for q in quads), output, fmt, prefixes=declared)
 
 
 def parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:

@@ -1,5 +1,8 @@
 """The embedded backend: the only module that opens a ``pyoxigraph.Store`` on disk.
 
+(The remote backend, :mod:`labbrain.store.remote.store`, makes throwaway in-memory ones only:
+to check the syntax of a query or update, and to hold a CONSTRUCT answer.)
+
 :class:`OxigraphStore` implements :class:`~labbrain.store.base.QuadStore` on an embedded
 store, on disk or in memory, with a writer lock and the journal of
 :mod:`labbrain.store.journal`.
@@ -10,7 +13,7 @@ On-disk layout of a store directory::
     <store>/writer.lock   flock held by the one process allowed to write
     <store>/journal/      a hard-link backup taken before a bulk write, present only while
                           the write is in flight (or after a crash, until recovery)
-    <store>/index.sqlite  derived text index (see labbrain.search)
+    <store>/index.sqlite  derived text index (see labbrain.index.text)
 
 Atomic graph replacement on disk: pyoxigraph's bulk writer is fast but not transactional, so
 before a bulk write the store takes a consistent hard-link backup into ``journal/`` and marks
@@ -42,7 +45,6 @@ from pyoxigraph import (
     RdfFormat,
     Store,
     Variable,
-    serialize,
 )
 
 from labbrain.errors import (
@@ -63,6 +65,7 @@ from labbrain.store.base import (
     QueryResult,
     RdfDocument,
     Substitutions,
+    dump_graphs,
     parse_syntax_error,
 )
 from labbrain.store.journal import (
@@ -320,17 +323,8 @@ class OxigraphStore:
         graphs: list[str] | None = None,
         prefixes: Mapping[str, str] | None = None,
     ) -> None:
-        """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``."""
-        chosen = graphs if graphs is not None else self.graphs()
-        for graph in chosen:
-            if not self.has_graph(graph):
-                raise GraphNotFound(graph)
-        quads = (q for g in chosen for q in self.quads(g))
-        declared = {**PREFIXES, **(prefixes or {})}
-        if fmt.supports_datasets:
-            serialize(quads, output, fmt, prefixes=declared)
-        else:
-            serialize((q.triple for q in quads), output, fmt, prefixes=declared)
+        """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``, streaming."""
+        dump_graphs(self, output, fmt, graphs, prefixes)
 
     # ------------------------------------------------------------------ writing
     def update(self, sparql: str) -> None:

@@ -15,7 +15,16 @@ from functools import cached_property, lru_cache
 
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple, parse
 
-from labbrain.rdf.namespaces import LB, ONTOLOGY_GRAPH, OWL, RDF, RDFS, SYSTEM_GRAPH
+from labbrain.rdf.namespaces import (
+    DG,
+    LB,
+    ONTOLOGY_FILE_PREFIX,
+    ONTOLOGY_GRAPH,
+    OWL,
+    RDF,
+    RDFS,
+    SYSTEM_GRAPH,
+)
 from labbrain.rdf.resources import read_resources
 from labbrain.store.base import QuadStore
 
@@ -81,7 +90,7 @@ def vocabulary() -> Vocabulary:
     graph = NamedNode(ONTOLOGY_GRAPH)
     triples: list[Quad] = []
     for name, text in files.items():
-        for quad in parse(text, RdfFormat.TURTLE, base_iri=f"urn:labbrain:ontology:{name}"):
+        for quad in parse(text, RdfFormat.TURTLE, base_iri=ONTOLOGY_FILE_PREFIX + name):
             triples.append(Quad(quad.subject, quad.predicate, quad.object, graph))
     vocab = Vocabulary(digest=digest, triples=triples)
     by_subject: dict[str, dict[str, list[str]]] = {}
@@ -89,7 +98,7 @@ def vocabulary() -> Vocabulary:
         if isinstance(quad.subject, NamedNode) and not isinstance(quad.object, Triple):
             props = by_subject.setdefault(quad.subject.value, {})
             props.setdefault(quad.predicate.value, []).append(quad.object.value)
-    dg_node = "https://discoursegraphs.com/schema/dg_core#DiscourseNode"
+    dg_node = DG + "DiscourseNode"
     for iri, props in by_subject.items():
         types = props.get(RDF + "type", [])
         if types:

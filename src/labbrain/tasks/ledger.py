@@ -30,7 +30,7 @@ from pyoxigraph import Literal as RdfLiteral
 from pyoxigraph import NamedNode, Quad
 
 from labbrain.errors import InvalidArgument, InvalidTransition, ItemNotFound
-from labbrain.rdf.namespaces import DCT, LB, RDF, TASKS_GRAPH
+from labbrain.rdf.namespaces import DCT, LB, RDF, TASK_PREFIX, TASKS_GRAPH
 from labbrain.rdf.terms import integer, now, text, timestamp
 from labbrain.store.base import QuadStore
 
@@ -38,7 +38,6 @@ TaskStatus = Literal["pending", "in_progress", "completed", "error", "cancelled"
 TaskEvent = Literal["start", "advance", "complete", "fail", "cancel", "interrupt", "resume"]
 STATUSES: tuple[str, ...] = get_args(TaskStatus)
 FINISHED: frozenset[str] = frozenset({"completed", "error", "cancelled"})
-TASK_PREFIX = "urn:labbrain:task:"
 
 #: The state machine: (status, event) -> new status. Anything else is an InvalidTransition.
 TRANSITIONS: dict[tuple[str, str], TaskStatus] = {
@@ -64,7 +63,9 @@ class Workflow:
     description: str
 
 
-#: Every workflow labbrain runs as a task.
+#: Every workflow labbrain runs as a task: the one declaration of their steps. Executors (see
+#: :mod:`labbrain.ops.workflows`) enter the steps by name; the ingest steps are entered by the
+#: loader itself (:func:`labbrain.ingest.load.load_source`, which cannot import this layer).
 WORKFLOWS: dict[str, Workflow] = {
     workflow.kind: workflow
     for workflow in (

@@ -2,7 +2,7 @@
 
 Field names are wire names (camelCase). A proposition is named by its IRI
 (``urn:labbrain:proposition:<hex>``), a lab node by its uid with its full attribution
-(:class:`~labbrain.models.NodeRef`). Write answers carry ``availableActions``: the tools
+(:class:`~labbrain.discourse.models.NodeRef`). Write answers carry ``availableActions``: the tools
 that make sense next.
 """
 

@@ -27,7 +27,6 @@ from labbrain.agent.claims.models import (
 )
 from labbrain.agent.claims.propositions import (
     OPPOSING,
-    PROPOSITION_PREFIX,
     End,
     Propositions,
     StoredProposition,
@@ -37,6 +36,7 @@ from labbrain.errors import InvalidArgument, SemanticUnavailable
 from labbrain.index.embeddings import EmbeddingProvider, provider_for, semantic_installed
 from labbrain.index.text import IndexedNode
 from labbrain.index.textrank import key_terms, rank, words
+from labbrain.rdf.namespaces import PROPOSITION_PREFIX
 from labbrain.store import templates
 
 MAX_CANDIDATES = 3

@@ -12,8 +12,8 @@ A relation between two ends (propositions, or one proposition and a lab node) is
 ``rdf:predicate``, ``rdf:object``, optional ``lb:reasoning`` and provenance) and also the
 direct triple ``<source> lb:supports <target>`` (or refutes, extends, implies, contradicts),
 so SPARQL follows it in one hop. Nothing here writes a dataset graph. Sources are normalised
-by :mod:`labbrain.claims_sources`; lineage and contradiction search are in
-:mod:`labbrain.claims_paths`.
+by :mod:`labbrain.agent.claims.sources`; lineage and contradiction search are in
+:mod:`labbrain.agent.claims.paths`.
 """
 
 from __future__ import annotations
@@ -39,19 +39,23 @@ from labbrain.agent.claims.models import (
     RelationName,
 )
 from labbrain.agent.claims.sources import describe_source, normalise_source
-from labbrain.agent.writer import AGENT_PREFIX, AgentWriter, WritePlan
+from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, NodeNotFound
 from labbrain.index.text import IndexedNode, uid_of
-from labbrain.rdf.namespaces import DCT, LB, RDF, SIOC
+from labbrain.rdf.namespaces import (
+    AGENT_PREFIX,
+    CLAIMS_GRAPH,
+    DCT,
+    LB,
+    PROPOSITION_PREFIX,
+    PROPOSITION_RELATION_PREFIX,
+    RDF,
+    SIOC,
+)
 from labbrain.rdf.terms import integer, new_iri, now, number, text
 from labbrain.store import templates
-
-CLAIMS_GRAPH_PREFIX = "urn:labbrain:claims:"
-CLAIMS_GRAPH = CLAIMS_GRAPH_PREFIX + "main"
-PROPOSITION_PREFIX = "urn:labbrain:proposition:"
-RELATION_KIND = "proposition-relation"
 
 RELATIONS: dict[RelationName, str] = {
     "supports": LB + "supports",
@@ -68,7 +72,7 @@ MAX_REASONING = 4000
 MAX_PAGE = 100
 
 END_FORMS = (
-    "give a proposition id (urn:labbrain:proposition:..., from add_proposition or "
+    f"give a proposition id ({PROPOSITION_PREFIX}..., from add_proposition or "
     "list_propositions) or the uid of a lab node (search_nodes finds uids)"
 )
 
@@ -239,7 +243,7 @@ class Propositions:
             raise ItemNotFound(
                 "proposition",
                 ident,
-                "ids look like urn:labbrain:proposition:<hex>; list_propositions lists them "
+                f"ids look like {PROPOSITION_PREFIX}<hex>; list_propositions lists them "
                 "(get_node reads lab nodes)",
             )
         return found
@@ -351,7 +355,7 @@ class Propositions:
             moment = now()
             _, last = self.totals()
             twins = self.stored(content=cleaned)
-            subject = new_iri("proposition")
+            subject = new_iri(PROPOSITION_PREFIX)
             graph = NamedNode(self.claims_graph)
             quads = [
                 Quad(subject, NamedNode(RDF + "type"), NamedNode(LB + "Proposition"), graph),
@@ -474,7 +478,7 @@ class Propositions:
                     )
                     return WritePlan(result=answer)
             moment = now()
-            subject = new_iri(RELATION_KIND)
+            subject = new_iri(PROPOSITION_RELATION_PREFIX)
             graph = NamedNode(self.claims_graph)
             first, second = NamedNode(source.iri), NamedNode(target.iri)
             predicate = NamedNode(RELATIONS[name])

@@ -20,8 +20,8 @@ from labbrain.agent.claims.models import PropositionSource
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, NodeNotFound
 from labbrain.index.text import IndexedNode, TextIndex
+from labbrain.rdf.namespaces import DOI_RESOLVER
 
-DOI_RESOLVER = "https://doi.org/"
 SOURCE_FORMS = (
     "give a DOI (10.1083/jcb.201604065, doi:10.1083/..., https://doi.org/10.1083/...), an "
     "http(s) URL, or the uid of a lab node (search_nodes finds uids)"

@@ -1,2 +1,1 @@
-"""Memory domains: memory nodes in isolated domains, typed weighted edges and traversal.
-"""
+"""Memory domains: memory nodes in isolated domains, typed weighted edges and traversal."""

@@ -1,7 +1,7 @@
 """Memory domains: creating, listing and selecting them, the active domain, and guarded writes.
 
 A domain is a named graph ``urn:labbrain:domain:<id>`` that describes itself (see
-:mod:`labbrain.memory`). The active domain is per agent and durable:
+:mod:`labbrain.agent.memory.memories`). The active domain is per agent and durable:
 ``<agent> lb:activeDomain <domain>`` in ``urn:labbrain:system``. A domain is *accessed* when it
 is selected or written; reads do not count. On a read-only store (another process holds it)
 a selection holds for this process only and nothing is recorded; every write is refused.
@@ -17,7 +17,6 @@ from labbrain.agent.memory.models import DomainInfo, DomainListResult, DomainRes
 from labbrain.agent.memory.records import (
     ACTIVE_DOMAIN,
     DOMAIN_ID_RE,
-    DOMAIN_PREFIX,
     MAX_DESCRIPTION,
     MAX_SHORT,
     accessed,
@@ -32,7 +31,7 @@ from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.errors import InvalidArgument, ItemNotFound, NoDomainSelected
 from labbrain.index.text import normalise_timestamp
-from labbrain.rdf.namespaces import SYSTEM_GRAPH
+from labbrain.rdf.namespaces import DOMAIN_PREFIX, SYSTEM_GRAPH
 from labbrain.rdf.terms import now
 from labbrain.store import templates
 

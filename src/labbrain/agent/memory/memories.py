@@ -16,15 +16,15 @@ memory node to a discourse node of the lab (``prov:wasDerivedFrom`` names that n
 ``lb:CrossReference`` as well, with a ``dct:description`` and ``lb:bidirectional``.
 
 The active domain is per agent and durable: ``<agent> lb:activeDomain <domain>`` in
-``urn:labbrain:system`` (see :mod:`labbrain.memory_domains`). A domain is *accessed* when it
+``urn:labbrain:system`` (see :mod:`labbrain.agent.memory.domains`). A domain is *accessed* when it
 is selected or written (a memory stored, updated, deleted, moved in or out, an edge made,
 changed or removed); reads (get, search, traverse, list) do not count. On a read-only store
 the selection holds for the process only, and nothing is recorded.
 
-Every write goes through :class:`~labbrain.agent.AgentWriter`: one transaction, PROV
+Every write goes through :class:`~labbrain.agent.writer.AgentWriter`: one transaction, PROV
 provenance, optional idempotency key. The vocabulary, the records read from quads and the
-checks of user values are in :mod:`labbrain.memory_records`; the breadth-first walk is in
-:mod:`labbrain.memory_traverse`; the answer models in :mod:`labbrain.memory_models`.
+checks of user values are in :mod:`labbrain.agent.memory.records`; the breadth-first walk is in
+:mod:`labbrain.agent.memory.traverse`; the answer models in :mod:`labbrain.agent.memory.models`.
 """
 
 from __future__ import annotations
@@ -54,13 +54,11 @@ from labbrain.agent.memory.models import (
 from labbrain.agent.memory.records import (
     CONTENT,
     LINK_CLASS,
-    LINK_PREFIX,
     MAX_CONTENT,
     MAX_DEPTH,
     MAX_DESCRIPTION,
     MAX_SHORT,
     MEMORY_CLASS,
-    MEMORY_PREFIX,
     PATH,
     STRENGTH,
     SUMMARY,
@@ -94,6 +92,7 @@ from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, NodeNotFound
 from labbrain.index.textrank import rank, words
+from labbrain.rdf.namespaces import LINK_PREFIX, MEMORY_PREFIX
 from labbrain.rdf.terms import new_iri, now, number, text
 from labbrain.store import templates
 
@@ -255,7 +254,7 @@ class Memories:
         def plan() -> WritePlan[MemoryResult]:
             graph = self.domains.active()
             at = now()
-            node = new_iri("memory")
+            node = new_iri(MEMORY_PREFIX)
             quads = [
                 *memory_quads(node, graph, body, where, labels, brief, at),
                 *self.writer.provenance(node, NamedNode(graph), at=at),
@@ -420,7 +419,7 @@ class Memories:
         derived_from: list[NamedNode],
         at: datetime,
     ) -> tuple[NamedNode, list[Quad]]:
-        node = new_iri("link")
+        node = new_iri(LINK_PREFIX)
         provenance = self.writer.provenance(
             node, NamedNode(graph), derived_from=derived_from, at=at
         )

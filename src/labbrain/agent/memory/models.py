@@ -3,7 +3,7 @@
 Field names are wire names (camelCase). Domains are named by their id (a slug; the named graph
 is ``urn:labbrain:domain:<id>``), memory nodes and edges by their IRIs
 (``urn:labbrain:memory:<hex>``, ``urn:labbrain:link:<hex>``), lab nodes by their uid with
-full attribution (:class:`~labbrain.models.NodeRef`). Write answers carry
+full attribution (:class:`~labbrain.discourse.models.NodeRef`). Write answers carry
 ``availableActions``: the tools that make sense next.
 """
 

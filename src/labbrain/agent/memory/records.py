@@ -1,10 +1,10 @@
 """The memory graph in RDF: its vocabulary, records read from quads, and checked values.
 
-What a domain graph holds is described in :mod:`labbrain.memory`. This module turns the quads
-of one memory node or edge into a :class:`MemoryRecord` / :class:`LinkRecord` (keeping the
-quads, so a write can remove or move them exactly), reads a whole domain at once, rewrites an
-edge into a cross-domain reference and back, and checks the values users give (domain ids,
-paths, tags, edge types, strengths) with messages that say what is allowed.
+What a domain graph holds is described in :mod:`labbrain.agent.memory.memories`. This module turns
+the quads of one memory node or edge into a :class:`MemoryRecord` / :class:`LinkRecord` (keeping the
+quads, so a write can remove or move them exactly), reads a whole domain at once, rewrites an edge
+into a cross-domain reference and back, and checks the values users give (domain ids, paths, tags,
+edge types, strengths) with messages that say what is allowed.
 """
 
 from __future__ import annotations
@@ -21,13 +21,9 @@ from pyoxigraph import Literal, NamedNode, Quad
 from labbrain.agent.memory.models import LinkTypeName, MemoryRef
 from labbrain.errors import InvalidArgument
 from labbrain.index.text import normalise_timestamp
-from labbrain.rdf.namespaces import DCT, LB, PROV, RDF, RDFS, SIOC, XSD
+from labbrain.rdf.namespaces import DCT, DOMAIN_PREFIX, LB, PROV, RDF, RDFS, SIOC, XSD
 from labbrain.rdf.terms import number, text, timestamp
 from labbrain.store.base import QuadStore
-
-DOMAIN_PREFIX = "urn:labbrain:domain:"
-MEMORY_PREFIX = "urn:labbrain:memory:"
-LINK_PREFIX = "urn:labbrain:link:"
 
 #: Edge type names (the tools' values) and their IRIs.
 LINK_TYPES: dict[LinkTypeName, str] = {

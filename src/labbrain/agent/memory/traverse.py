@@ -3,7 +3,7 @@
 :func:`traverse` is pure: it is given the edges of the domains it may enter and a function
 saying what each node is, and answers which nodes it reaches at which depth and which edges
 it followed. :func:`traversal_result` turns that into the tool's answer.
-:class:`~labbrain.memory.Memories` reads the edges and the lab nodes reached.
+:class:`~labbrain.agent.memory.memories.Memories` reads the edges and the lab nodes reached.
 """
 
 from __future__ import annotations

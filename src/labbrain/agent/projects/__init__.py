@@ -1,2 +1,1 @@
-"""The project notebook: projects, visited pages, findings, related pages and next steps.
-"""
+"""The project notebook: projects, visited pages, findings, related pages and next steps."""

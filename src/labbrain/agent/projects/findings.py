@@ -3,8 +3,8 @@
 A finding (``lb:Finding``) lives in its project's graph with its text (``sioc:content``),
 tags (``lb:tag``), the lab node it came from (``lb:sourceNode``, also ``prov:wasDerivedFrom``)
 or the web page (``lb:sourceUrl``), its place in the project's log and PROV provenance (see
-:mod:`labbrain.brain`). :class:`Findings` logs, lists (newest first, or by BM25 relevance) and
-deletes them, every write through the project projects's writer.
+:mod:`labbrain.agent.projects.projects`). :class:`Findings` logs, lists (newest first, or by
+BM25 relevance) and deletes them, every write through the notebook's writer.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from urllib.parse import urlsplit
 
 from pyoxigraph import NamedNode, Quad
 
-from labbrain.agent.projects.models import DeletedFinding, Finding, FindingList, FindingResult
+from labbrain.agent.projects.models import (
+    DeletedFinding,
+    Finding,
+    FindingList,
+    FindingResult,
+)
 from labbrain.agent.projects.projects import (
     CONTENT,
     FINDING,
     PART_OF,
     POSITION,
-    PROJECT_PREFIX,
     SOURCE_NODE,
     SOURCE_URL,
     TAG,
@@ -33,9 +37,9 @@ from labbrain.agent.writer import WritePlan
 from labbrain.discourse.reader import node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound
 from labbrain.index.textrank import rank
+from labbrain.rdf.namespaces import FINDING_PREFIX, PROJECT_PREFIX
 from labbrain.rdf.terms import integer, new_iri, now, text
 
-FINDING_PREFIX = "urn:labbrain:finding:"
 MAX_CONTENT = 10_000
 MAX_TAGS = 20
 MAX_TAG = 50
@@ -44,10 +48,10 @@ MAX_PAGE = 100
 
 
 class Findings:
-    """The findings of the projects of one :class:`~labbrain.brain.Projects`."""
+    """The findings of the projects of one :class:`~labbrain.agent.projects.projects.Projects`."""
 
     def __init__(self, projects: Projects) -> None:
-        self.memory = projects
+        self.projects = projects
 
     def log_finding(
         self,
@@ -76,22 +80,22 @@ class Findings:
             raise InvalidArgument("sourceUrl", "give sourceUid or sourceUrl, not both")
         url = _web_url(source_url) if source_url else None
         clean_tags = _tags(tags or [])
-        node = self.memory.graph.resolve(source_uid, dataset)[0] if source_uid else None
-        slug = self.memory.resolve(project)
+        node = self.projects.reader.resolve(source_uid, dataset)[0] if source_uid else None
+        slug = self.projects.resolve(project)
 
         def plan() -> WritePlan[FindingResult]:
             graph = NamedNode(project_graph(slug))
-            finding = new_iri("finding")  # FINDING_PREFIX + a fresh hex id
+            finding = new_iri(FINDING_PREFIX)
             origin = [NamedNode(node.iri)] if node else [url] if url else []
             moment = now()
-            provenance = self.memory.writer.provenance(
+            provenance = self.projects.writer.provenance(
                 finding, graph, derived_from=origin, at=moment
             )
             add = [
                 Quad(finding, TYPE, FINDING, graph),
                 Quad(finding, CONTENT, text(clean), graph),
                 Quad(finding, PART_OF, graph, graph),
-                Quad(finding, POSITION, integer(self.memory.next_position(slug)), graph),
+                Quad(finding, POSITION, integer(self.projects.next_position(slug)), graph),
                 *(Quad(finding, TAG, text(tag), graph) for tag in clean_tags),
                 *provenance,
             ]
@@ -107,9 +111,9 @@ class Findings:
                 source=node_ref(node) if node else None,
                 sourceUrl=url.value if url else None,
                 createdAt=iso(moment),
-                session=self.memory.writer.session_id,
+                session=self.projects.writer.session_id,
             )
-            count = self.memory.count(slug, TYPE, FINDING)
+            count = self.projects.count(slug, TYPE, FINDING)
             result = FindingResult(
                 finding=model,
                 findings=count + 1,
@@ -117,7 +121,7 @@ class Findings:
             )
             return WritePlan(result, add)
 
-        return self.memory.writer.write(
+        return self.projects.writer.write(
             "log_finding", plan, key=key, arguments=arguments, model=FindingResult
         )
 
@@ -136,8 +140,8 @@ class Findings:
             raise InvalidArgument("limit", f"{limit} is outside 1..{MAX_PAGE}")
         if offset < 0:
             raise InvalidArgument("offset", "must be 0 or more")
-        slug = self.memory.resolve(project)
-        findings = list(reversed(self.memory.read(slug).findings))
+        slug = self.projects.resolve(project)
+        findings = list(reversed(self.projects.read(slug).findings))
         if tag and tag.strip():
             findings = [f for f in findings if tag.strip() in f.tags]
         if query and query.strip():
@@ -146,7 +150,7 @@ class Findings:
                 for hit in rank(query, findings, lambda f: f"{f.content} {' '.join(f.tags)}")
             ]
         page = findings[offset : offset + limit]
-        refs = self.memory.refs(f.node for f in page)
+        refs = self.projects.refs(f.node for f in page)
         more = offset + limit < len(findings)
         note = None
         if more:
@@ -157,7 +161,7 @@ class Findings:
             note = "no findings yet; log_finding records what you learn"
         return FindingList(
             project=slug,
-            findings=[self.memory.finding_model(slug, f, refs) for f in page],
+            findings=[self.projects.finding_model(slug, f, refs) for f in page],
             count=len(page),
             total=len(findings),
             offset=offset,
@@ -181,31 +185,33 @@ class Findings:
             subject = NamedNode(wanted if wanted.startswith("urn:") else FINDING_PREFIX + wanted)
         except ValueError:
             raise ItemNotFound("finding", wanted, hint) from None
-        slugs = [self.memory.resolve(project)] if project else self._project_slugs()
+        slugs = [self.projects.resolve(project)] if project else self._project_slugs()
 
         def plan() -> WritePlan[DeletedFinding]:
             for slug in slugs:
-                quads = list(self.memory.store.quads(project_graph(slug), subject))
+                quads = list(self.projects.store.quads(project_graph(slug), subject))
                 if not any(q.predicate == TYPE and q.object == FINDING for q in quads):
                     continue
-                data = self.memory.read(slug)
+                data = self.projects.read(slug)
                 entry = next(f for f in data.findings if f.iri == subject.value)
                 result = DeletedFinding(
-                    deleted=self.memory.finding_model(slug, entry, self.memory.refs([entry.node])),
+                    deleted=self.projects.finding_model(
+                        slug, entry, self.projects.refs([entry.node])
+                    ),
                     findings=len(data.findings) - 1,
                     availableActions=["list_findings", "log_finding"],
                 )
                 return WritePlan(result, remove=quads)
             raise ItemNotFound("finding", wanted, hint)
 
-        return self.memory.writer.write(
+        return self.projects.writer.write(
             "delete_finding", plan, key=key, arguments=arguments, model=DeletedFinding
         )
 
     def _project_slugs(self) -> list[str]:
         return [
             graph.removeprefix(PROJECT_PREFIX)
-            for graph in self.memory.store.graphs()
+            for graph in self.projects.store.graphs()
             if graph.startswith(PROJECT_PREFIX)
         ]
 

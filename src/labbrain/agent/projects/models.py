@@ -2,8 +2,8 @@
 related pages.
 
 Field names are the wire names (camelCase, like the discourse-graph tools). Every lab node an
-answer names is an attributed :class:`~labbrain.models.NodeRef` (creator, created, url). Write
-answers carry ``availableActions``: the tools the assistant can call next.
+answer names is an attributed :class:`~labbrain.discourse.models.NodeRef` (creator, created,
+url). Write answers carry ``availableActions``: the tools the assistant can call next.
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ Both carry PROV provenance (when, by which agent, in which session, derived from
 orders entries written within the same millisecond. Which project is active is kept per agent
 in the system graph (``<agent> lb:activeProject <project>``), so it survives a restart.
 
-Every write is one :class:`~labbrain.agent.AgentWriter` transaction with an optional
+Every write is one :class:`~labbrain.agent.writer.AgentWriter` transaction with an optional
 idempotency key (:meth:`Projects.write`). Findings are logged, listed and deleted by
-:mod:`labbrain.brain_findings`; next steps and related pages are in :mod:`labbrain.brain_suggest`
-and :mod:`labbrain.brain_related`. Lab nodes are resolved and attributed through
-:class:`~labbrain.graph.DiscourseReader`; agent data never goes into a dataset graph.
+:mod:`labbrain.agent.projects.findings`; next steps and related pages are in
+:mod:`labbrain.agent.projects.suggest` and :mod:`labbrain.agent.projects.related`. Lab nodes are
+resolved and attributed through :class:`~labbrain.discourse.reader.DiscourseReader`; agent data
+never goes into a dataset graph.
 """
 
 from __future__ import annotations
@@ -52,14 +53,23 @@ from labbrain.discourse.models import NodeDetail, NodeRef
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, LabbrainError
 from labbrain.index.text import IndexedNode, normalise_timestamp
-from labbrain.rdf.namespaces import DCT, LB, PROV, RDF, SIOC, SYSTEM_GRAPH, slugify
+from labbrain.rdf.namespaces import (
+    DCT,
+    LB,
+    PROJECT_PREFIX,
+    PROV,
+    RDF,
+    SIOC,
+    SYSTEM_GRAPH,
+    VISIT_PREFIX,
+    slugify,
+)
 from labbrain.rdf.terms import integer, new_iri, now, text
 from labbrain.store import templates
 
 log = logging.getLogger("labbrain.projects")
 
 
-PROJECT_PREFIX = "urn:labbrain:project:"
 MAX_NAME = 200
 MAX_DESCRIPTION = 5_000
 RECENT_FINDINGS = 5
@@ -402,7 +412,7 @@ class Projects:
 
     def _visit_plan(self, slug: str, node: IndexedNode) -> WritePlan[VisitResult]:
         graph = NamedNode(project_graph(slug))
-        visit = new_iri("visit")
+        visit = new_iri(VISIT_PREFIX)
         target = NamedNode(node.iri)
         moment = now()
         provenance = self.writer.provenance(visit, graph, derived_from=[target], at=moment)

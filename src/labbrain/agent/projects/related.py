@@ -6,7 +6,7 @@
 - **temporal**: nodes visited in the same session as a visit of this node, from the visits of
   the project (the one named, else the active one);
 - **semantic**: text similarity, BM25 "more like this": the key terms of the node's title and
-  content (:func:`~labbrain.textrank.key_terms`) searched in the text index; and, when the
+  content (:func:`~labbrain.index.textrank.key_terms`) searched in the text index; and, when the
   node has a vector (``labbrain embed``), closeness in meaning: the nearest vectors of its
   dataset (no model is loaded for it: the node's own stored vector is the query).
 
@@ -21,7 +21,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from labbrain.agent.projects.models import RelatedBasis, RelatedPage, RelatedPages, RelatedReason
+from labbrain.agent.projects.models import (
+    RelatedBasis,
+    RelatedPage,
+    RelatedPages,
+    RelatedReason,
+)
 from labbrain.agent.projects.projects import ProjectLog, Projects
 from labbrain.discourse.reader import node_ref
 from labbrain.errors import InvalidArgument
@@ -60,7 +65,7 @@ class RelatedPagesFinder:
     """Finds the lab nodes related to a node (see module doc)."""
 
     def __init__(self, projects: Projects) -> None:
-        self.memory = projects
+        self.projects = projects
         self.index = projects.brain.index
         self.ways: tuple[Way, ...] = (
             self.structural,
@@ -75,9 +80,9 @@ class RelatedPagesFinder:
         """Related nodes of ``uid``, deduplicated with all their reasons, best first."""
         if not 1 <= limit <= MAX_RELATED:
             raise InvalidArgument("limit", f"{limit} is outside 1..{MAX_RELATED}")
-        node, _ = self.memory.graph.resolve(uid, dataset)
-        slug = self.memory.resolve_optional(project)
-        data = self.memory.read(slug) if slug else None
+        node, _ = self.projects.reader.resolve(uid, dataset)
+        slug = self.projects.resolve_optional(project)
+        data = self.projects.read(slug) if slug else None
         merged: dict[str, tuple[IndexedNode, list[RelatedReason]]] = {}
         for way in self.ways:
             for other, reason in way(node, data):
@@ -106,7 +111,7 @@ class RelatedPagesFinder:
         """Nodes linked to a node this one is linked to, one reason per shared node."""
         del data  # structure comes from the dataset graph alone
         rows = templates.run(
-            self.memory.store, "projects_shared_neighbours", node=node.iri, graph=node.graph
+            self.projects.store, "projects_shared_neighbours", node=node.iri, graph=node.graph
         )
         nodes = self.index.nodes_by_iri(
             [row["via"] for row in rows] + [row["other"] for row in rows], node.graph
@@ -183,7 +188,7 @@ class RelatedPagesFinder:
         del data  # similarity comes from the vector index alone
         if not semantic_installed():
             return []
-        vectors = self.memory.brain.vectors
+        vectors = self.projects.brain.vectors
         own = vectors.vector_of(node.graph, node.iri)
         if own is None:
             return []

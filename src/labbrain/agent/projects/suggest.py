@@ -3,7 +3,8 @@
 The project's stage comes from its counts and two settings:
 
 - **coldStart** (fewer visits than ``brain_exploration_visits``): searches for the key terms
-  of the project description (:func:`~labbrain.textrank.key_terms`), as ``search_nodes`` calls;
+  of the project description (:func:`~labbrain.index.textrank.key_terms`), as
+  ``search_nodes`` calls;
 - **exploration** (enough visits, fewer findings than ``brain_convergence_findings``): the
   visited nodes no finding comes from yet, most visited and then most recently visited first,
   each as a ``get_node`` and a ``log_finding`` call;

@@ -19,9 +19,8 @@ from datetime import UTC, datetime, timedelta
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
-from labbrain.rdf.namespaces import PREFIXES
+from labbrain.rdf.namespaces import PREFIXES, STAGING_PREFIX
 
-STAGING_PREFIX = "urn:labbrain:staging:"
 _STAGING_TIME = "%Y%m%dT%H%M%SZ"
 
 Term = NamedNode | BlankNode | Literal | Triple

@@ -60,7 +60,7 @@ from labbrain.errors import (
     SettingsError,
     StoreReadOnly,
 )
-from labbrain.rdf.namespaces import PREFIXES
+from labbrain.rdf.namespaces import PREFIXES, STAGING_PREFIX
 from labbrain.rdf.sparql_policy import check_update
 from labbrain.settings import Settings
 from labbrain.store.base import (
@@ -70,11 +70,11 @@ from labbrain.store.base import (
     QueryResult,
     RdfDocument,
     Substitutions,
+    dump_graphs,
     parse_syntax_error,
 )
 from labbrain.store.remote.http import HttpClient, Response, TransportError
 from labbrain.store.remote.sparql import (
-    STAGING_PREFIX,
     bind_values,
     blank_node_safe_chunks,
     delete_data,
@@ -85,7 +85,7 @@ from labbrain.store.remote.sparql import (
     with_prologue,
 )
 
-log = logging.getLogger("labbrain.remote")
+log = logging.getLogger("labbrain.store.remote.store")
 
 #: Triples per INSERT DATA request and per Graph Store Protocol POST of a bulk write.
 INSERT_CHUNK = 5_000
@@ -353,17 +353,9 @@ class RemoteStore:
         graphs: list[str] | None = None,
         prefixes: Mapping[str, str] | None = None,
     ) -> None:
-        """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``."""
-        chosen = graphs if graphs is not None else self.graphs()
-        for graph in chosen:
-            if not self.has_graph(graph):
-                raise GraphNotFound(graph)
-        quads = [q for g in chosen for q in self.quads(g)]
-        declared = {**PREFIXES, **(prefixes or {})}
-        if fmt.supports_datasets:
-            serialize(quads, output, fmt, prefixes=declared)
-        else:
-            serialize((q.triple for q in quads), output, fmt, prefixes=declared)
+        """Write ``graphs`` (default: all named graphs) to ``output`` in ``fmt``, once every
+        graph has been read."""
+        dump_graphs(self, output, fmt, graphs, prefixes, read_first=True)
 
     # ------------------------------------------------------------------ writing
     def update(self, sparql: str) -> None:
