@@ -261,7 +261,7 @@ class Projects:
                 findings=row["findings"] or 0,
                 visits=row["visits"] or 0,
             )
-            for row in templates.run(self.store, "projects_projects")
+            for row in templates.run(self.store, "projects_list")
         ]
         note = None if projects else "no projects yet; create_project makes one"
         return ProjectList(projects=projects, active=active, count=len(projects), note=note)
