@@ -1,34 +1,40 @@
-"""What every group of MCP tools shares: the context they run in, registration, answers.
+"""What every group of MCP tools shares: the context they run in, their registration, answers.
 
-``mcp_server`` builds the server and registers its discourse-graph tools; the agent-side
-tool groups (tasks, projects, memory domains, propositions) live in ``mcp_<group>`` modules,
-each with a ``register(server, context)`` function, and use the helpers here so that every
-tool answers the same way: a pydantic model as structured content plus compact JSON text, and
-library errors as ``isError`` results whose message tells the model what to do next.
+A tool is a module-level function of one group module in :mod:`labbrain.mcp.tools`: it takes
+the :class:`ToolContext` first, then its arguments, and returns a pydantic model (or, when it
+attaches more than the model, a finished :class:`CallToolResult`). Library errors are raised
+as they are. Each group lists its tools as data (``TOOLS``, a tuple of :class:`ToolSpec`), and
+:func:`register` puts one on a server: the context is bound, the model becomes structured
+content plus compact JSON text (:func:`answer`), and a :class:`~labbrain.errors.LabbrainError`
+becomes the ``isError`` message the model reads. That mapping is made here and nowhere else.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Annotated, Any, NamedTuple
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from labbrain.agent.claims.paths import PropositionPaths
+from labbrain.agent.claims.propositions import Propositions
+from labbrain.agent.memory.memories import Memories
+from labbrain.agent.projects.findings import Findings
+from labbrain.agent.projects.projects import Projects
+from labbrain.agent.projects.related import RelatedPagesFinder
 from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import LabbrainError
 from labbrain.mcp import caps
-
-Model = TypeVar("Model", bound=BaseModel)
-ToolFn = TypeVar(
-    "ToolFn", bound=Callable[..., CallToolResult] | Callable[..., Awaitable[CallToolResult]]
-)
+from labbrain.ops.workflows import task_runner
+from labbrain.tasks.runner import TaskRunner
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -49,20 +55,70 @@ IdempotencyKey = Annotated[
     ),
 ]
 
+#: What a tool function returns: its answer as a model, or a finished result.
+Answer = BaseModel | CallToolResult
+
 
 @dataclass
 class ToolContext:
-    """What tools run against: the opened store, the discourse graph over it, and the
-    writer that applies agent writes with provenance and idempotency."""
+    """What tools run against: the opened store, the discourse read model over it, the
+    writer that applies agent writes with provenance and idempotency, the output cap, and
+    the agent-side services built on them (one of each, shared by every tool)."""
 
     brain: LabBrain
-    graph: DiscourseReader
+    reader: DiscourseReader
     writer: AgentWriter
+    max_chars: int
+    projects: Projects = field(init=False)
+    findings: Findings = field(init=False)
+    related: RelatedPagesFinder = field(init=False)
+    memories: Memories = field(init=False)
+    propositions: Propositions = field(init=False)
+    paths: PropositionPaths = field(init=False)
+    runner: TaskRunner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.projects = Projects(self.brain, self.reader, self.writer)
+        self.findings = Findings(self.projects)
+        self.related = RelatedPagesFinder(self.projects)
+        self.memories = Memories(self.brain, self.reader, self.writer)
+        self.propositions = Propositions(self.brain, self.reader, self.writer)
+        self.paths = PropositionPaths(self.propositions)
+        self.runner = task_runner(self.brain)  # tasks run in this process, in the background
+
+    @classmethod
+    def open(cls, brain: LabBrain, max_chars: int | None = None) -> ToolContext:
+        """The context over an opened store, with the agent name and output cap of its
+        settings (unless ``max_chars`` is given)."""
+        settings = brain.settings
+        writer = AgentWriter(brain.store, agent=settings.agent_name)
+        cap = settings.mcp_max_chars if max_chars is None else max_chars
+        return cls(brain, DiscourseReader(brain), writer, cap)
+
+
+class ToolSpec(NamedTuple):
+    """One tool of a group: its function (whose name is the tool's name and whose docstring,
+    dedented, is its description), its title and its hints (READ_ONLY, WRITE, DESTRUCTIVE).
+
+    Tool descriptions are documentation for the model: what the tool does, when to use it,
+    what comes back and what to call next."""
+
+    fn: Callable[..., Answer] | Callable[..., Awaitable[Answer]]
+    title: str
+    annotations: ToolAnnotations = READ_ONLY
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    @property
+    def description(self) -> str:
+        return inspect.cleandoc(self.fn.__doc__ or "")
 
 
 def answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
     """A tool result: the model as structured content and as compact JSON text. The server
-    (:class:`~labbrain.mcp_caps.CappedServer`) fits it under the output cap: an answer under
+    (:class:`~labbrain.mcp.caps.CappedServer`) fits it under the output cap: an answer under
     the cap costs this one serialisation."""
     data = model.model_dump(mode="json")
     text = caps.dumps(data)
@@ -71,25 +127,58 @@ def answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
     )
 
 
-def call(work: Callable[[], Model]) -> CallToolResult:
-    """Run a tool's work; library errors become messages for the model (isError)."""
+def _answered(result: Answer) -> CallToolResult:
+    return result if isinstance(result, CallToolResult) else answer(result)
+
+
+@contextmanager
+def errors_for_the_model() -> Iterator[None]:
+    """Inside, a library error becomes a :class:`ToolError` with the same message: the
+    ``isError`` result the model reads (the one place tools map errors)."""
     try:
-        return answer(work())
+        yield
     except LabbrainError as error:
         raise ToolError(str(error)) from None
 
 
-def tool(
-    server: MCPServer, title: str, annotations: ToolAnnotations = READ_ONLY
-) -> Callable[[ToolFn], ToolFn]:
-    """Register a tool whose description is its docstring, dedented.
+def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
+    """The tool as the SDK sees it: ``spec.fn`` with ``context`` bound, its answer made a
+    tool result, and library errors made messages for the model (``isError``).
 
-    Tool descriptions are documentation for the model: what the tool does, when to use it,
-    what comes back and what to call next. Write tools pass WRITE or DESTRUCTIVE.
-    """
+    The handler has the function's signature without the context, and a model return type
+    ``M`` becomes ``Annotated[CallToolResult, M]``: the SDK derives the same input and output
+    schemas from it as from the function."""
+    fn = spec.fn
+    signature = inspect.signature(fn, eval_str=True)
+    parameters = list(signature.parameters.values())[1:]  # the first one takes the context
+    returns = signature.return_annotation
+    if isinstance(returns, type) and issubclass(returns, BaseModel):
+        returns = Annotated[CallToolResult, returns]
 
-    def register(fn: ToolFn) -> ToolFn:
-        description = inspect.cleandoc(fn.__doc__ or "")
-        return server.tool(title=title, description=description, annotations=annotations)(fn)
+    async def run_async(**arguments: Any) -> CallToolResult:
+        with errors_for_the_model():
+            result = await fn(context, **arguments)  # type: ignore[misc]
+        return _answered(result)
 
-    return register
+    def run(**arguments: Any) -> CallToolResult:
+        with errors_for_the_model():
+            result = fn(context, **arguments)
+        return _answered(result)  # type: ignore[arg-type]
+
+    handler: Callable[..., Any] = run_async if inspect.iscoroutinefunction(fn) else run
+    handler.__name__ = handler.__qualname__ = spec.name
+    handler.__doc__ = fn.__doc__
+    handler.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+    signature = signature.replace(parameters=parameters, return_annotation=returns)
+    handler.__signature__ = signature  # type: ignore[attr-defined]
+    return handler
+
+
+def register(server: MCPServer, context: ToolContext, spec: ToolSpec) -> None:
+    """Put one tool on ``server``, running against ``context``."""
+    server.tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        annotations=spec.annotations,
+    )(bind(spec, context))

@@ -1,9 +1,10 @@
-"""MCP tools for long-running work: start a load as a task, poll it, list and cancel tasks.
+"""The task tools: start a load as a task, poll it, list, cancel and resume tasks.
 
 The SDK does not implement the MCP tasks extension, so long work is job-style: a tool starts
 a task and answers at once with its id; ``get_task`` polls it. A client that sends a progress
 token and asks to wait (``waitSeconds``) gets ``notifications/progress`` for every step while
-it waits.
+it waits. Tasks run in this process, in the background, on the context's task runner;
+``embed_nodes`` (in :mod:`labbrain.mcp.tools.semantic`) starts its task the same way.
 """
 
 from __future__ import annotations
@@ -12,15 +13,12 @@ import time
 from typing import Annotated, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from labbrain.errors import LabbrainError
 from labbrain.mcp.allowlist import allowed_file
-from labbrain.mcp.common import DESTRUCTIVE, WRITE, ToolContext, answer, call, tool
-from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, ToolContext, ToolSpec
+from labbrain.ops.workflows import ingest_params
 from labbrain.tasks.ledger import TaskState
 from labbrain.tasks.runner import TaskRunner
 
@@ -104,143 +102,111 @@ async def _wait(runner: TaskRunner, task_id: str, seconds: float, ctx: Context) 
         await anyio.sleep(POLL_SECONDS)
 
 
-def register(server: MCPServer, context: ToolContext) -> None:
-    """Declare the task tools on ``server``; tasks run in this process, in the background."""
-    brain = context.brain
-    runner = task_runner(brain)
-    settings = brain.settings
-    longest = settings.task_wait_max_seconds
+async def waited(context: ToolContext, task_id: str, seconds: float, ctx: Context) -> TaskState:
+    """The task as the model sees it once it finished or ``seconds`` passed (at most the
+    longest wait the settings allow)."""
+    longest = context.brain.settings.task_wait_max_seconds
+    return for_model(await _wait(context.runner, task_id, min(seconds, longest), ctx))
 
-    async def waited(task_id: str, seconds: float, ctx: Context) -> CallToolResult:
-        try:
-            state = await _wait(runner, task_id, min(seconds, longest), ctx)
-        except LabbrainError as error:
-            raise ToolError(str(error)) from None
-        return answer(for_model(state))
 
-    @tool(server, "Load a dataset", WRITE)
-    async def load_dataset(
-        path: Annotated[
-            str,
-            Field(
-                description="the export (.jsonld) or RDF file (.ttl, .trig, .nt, .nq) to load, "
-                "inside a directory the user allowed (relative paths start there)"
-            ),
-        ],
-        ctx: Context,
-        graph: Annotated[
-            str | None,
-            Field(description="dataset slug to load into (default: from the export's @id)"),
-        ] = None,
-        format: Annotated[
-            Literal["jsonld", "turtle", "trig", "ntriples", "nquads"] | None,
-            Field(description="input format (default: from the file suffix)"),
-        ] = None,
-        waitSeconds: WaitSeconds = 0,
-    ) -> Annotated[CallToolResult, TaskState]:
-        """Load a lab's discourse-graph export (or an RDF file) into the store as a background
-        task, replacing the dataset atomically if it was loaded before.
+async def load_dataset(
+    context: ToolContext,
+    path: Annotated[
+        str,
+        Field(
+            description="the export (.jsonld) or RDF file (.ttl, .trig, .nt, .nq) to load, "
+            "inside a directory the user allowed (relative paths start there)"
+        ),
+    ],
+    ctx: Context,
+    graph: Annotated[
+        str | None,
+        Field(description="dataset slug to load into (default: from the export's @id)"),
+    ] = None,
+    format: Annotated[
+        Literal["jsonld", "turtle", "trig", "ntriples", "nquads"] | None,
+        Field(description="input format (default: from the file suffix)"),
+    ] = None,
+    waitSeconds: WaitSeconds = 0,
+) -> TaskState:
+    """Load a lab's discourse-graph export (or an RDF file) into the store as a background
+    task, replacing the dataset atomically if it was loaded before.
 
-        Answers at once with the task (task_id, status, current_step, progress); big exports
-        take tens of seconds. Poll with get_task(task_id) until status is completed (results
-        then hold the counts and warnings) or error (errors say which step failed; the store
-        is unchanged). Only files inside the directories the user allowed can be read.
-        Next: get_schema or search_nodes on the new dataset."""
-        try:
-            source = allowed_file(path, settings.load_dirs)
-            params = ingest_params(str(source), graph=graph, fmt=format)
-            params["label"] = path
-            task = runner.create("ingest", params)
-            runner.start(task.task_id, background=True)
-        except LabbrainError as error:
-            raise ToolError(str(error)) from None
-        return await waited(task.task_id, waitSeconds, ctx)
+    Answers at once with the task (task_id, status, current_step, progress); big exports
+    take tens of seconds. Poll with get_task(task_id) until status is completed (results
+    then hold the counts and warnings) or error (errors say which step failed; the store
+    is unchanged). Only files inside the directories the user allowed can be read.
+    Next: get_schema or search_nodes on the new dataset."""
+    source = allowed_file(path, context.brain.settings.load_dirs)
+    params = ingest_params(str(source), graph=graph, fmt=format)
+    params["label"] = path
+    task = context.runner.create("ingest", params)
+    context.runner.start(task.task_id, background=True)
+    return await waited(context, task.task_id, waitSeconds, ctx)
 
-    @tool(server, "Compute embeddings", WRITE)
-    async def embed_nodes(
-        ctx: Context, waitSeconds: WaitSeconds = 0
-    ) -> Annotated[CallToolResult, TaskState]:
-        """Compute the embeddings that semantic and hybrid search_nodes use, as a background
-        task: only nodes that are new or changed since the last run are embedded (about 20-60
-        nodes a second on a small CPU, so a big graph takes minutes).
 
-        Answers at once with the task; poll get_task(task_id): results.embedded of
-        results.toEmbed shows progress, and when completed search_nodes uses hybrid search by
-        default. Fails with a message saying what to install when the semantic extra or the
-        embedding model is missing. Cancelling keeps the vectors computed so far."""
-        try:
-            task = runner.create("embed")
-            runner.start(task.task_id, background=True)
-        except LabbrainError as error:
-            raise ToolError(str(error)) from None
-        return await waited(task.task_id, waitSeconds, ctx)
+async def get_task(
+    context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
+) -> TaskState:
+    """Read a task's state: status (pending, in_progress, completed, error, cancelled,
+    interrupted), current_step, last_completed_step, progress (steps done / total), the
+    history of its steps with times, results and errors.
 
-    @tool(server, "Get task")
-    async def get_task(
-        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
-    ) -> Annotated[CallToolResult, TaskState]:
-        """Read a task's state: status (pending, in_progress, completed, error, cancelled,
-        interrupted), current_step, last_completed_step, progress (steps done / total), the
-        history of its steps with times, results and errors.
+    Poll it after load_dataset; pass waitSeconds to wait for completion (progress
+    notifications are sent while waiting). An interrupted task (its process stopped) can
+    be continued with resume_task."""
+    return await waited(context, taskId, waitSeconds, ctx)
 
-        Poll it after load_dataset; pass waitSeconds to wait for completion (progress
-        notifications are sent while waiting). An interrupted task (its process stopped) can
-        be continued with resume_task."""
-        return await waited(taskId, waitSeconds, ctx)
 
-    @tool(server, "List tasks")
-    def list_tasks(
-        status: Annotated[
-            Literal["pending", "in_progress", "completed", "error", "cancelled", "interrupted"]
-            | None,
-            Field(description="only tasks with this status"),
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=200, description="at most this many")] = 20,
-    ) -> Annotated[CallToolResult, TaskList]:
-        """List tasks (loads, reindexing, embedding), newest first, with status, step,
-        progress, the file an ingest task loads and the last error of a failed one.
+def list_tasks(
+    context: ToolContext,
+    status: Annotated[
+        Literal["pending", "in_progress", "completed", "error", "cancelled", "interrupted"] | None,
+        Field(description="only tasks with this status"),
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=200, description="at most this many")] = 20,
+) -> TaskList:
+    """List tasks (loads, reindexing, embedding), newest first, with status, step,
+    progress, the file an ingest task loads and the last error of a failed one.
 
-        Use to find a task id, or to see whether work was interrupted. Next: get_task(task_id)
-        for one task's full history and results."""
+    Use to find a task id, or to see whether work was interrupted. Next: get_task(task_id)
+    for one task's full history and results."""
+    states = context.runner.list_tasks(status)
+    note = None
+    if len(states) > limit:
+        note = f"showing {limit} of {len(states)}; raise limit or filter by status"
+    return TaskList(tasks=[summary(s) for s in states[:limit]], total=len(states), note=note)
 
-        def work() -> TaskList:
-            states = runner.list_tasks(status)
-            note = None
-            if len(states) > limit:
-                note = f"showing {limit} of {len(states)}; raise limit or filter by status"
-            return TaskList(
-                tasks=[summary(s) for s in states[:limit]], total=len(states), note=note
-            )
 
-        return call(work)
+async def cancel_task(
+    context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 5
+) -> TaskState:
+    """Cancel a pending, running or interrupted task. A running load stops at its next
+    step and is rolled back: the store stays exactly as it was before the load.
 
-    @tool(server, "Cancel task", DESTRUCTIVE)
-    async def cancel_task(
-        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 5
-    ) -> Annotated[CallToolResult, TaskState]:
-        """Cancel a pending, running or interrupted task. A running load stops at its next
-        step and is rolled back: the store stays exactly as it was before the load.
+    Answers with the task's state after waiting up to waitSeconds for the cancellation to
+    take effect (status cancelled); if it still shows in_progress, poll get_task. A
+    finished task cannot be cancelled."""
+    await anyio.to_thread.run_sync(context.runner.cancel, taskId)
+    return await waited(context, taskId, waitSeconds, ctx)
 
-        Answers with the task's state after waiting up to waitSeconds for the cancellation to
-        take effect (status cancelled); if it still shows in_progress, poll get_task. A
-        finished task cannot be cancelled."""
-        try:
-            await anyio.to_thread.run_sync(runner.cancel, taskId)
-        except LabbrainError as error:
-            raise ToolError(str(error)) from None
-        return await waited(taskId, waitSeconds, ctx)
 
-    @tool(server, "Resume task", WRITE)
-    async def resume_task(
-        taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
-    ) -> Annotated[CallToolResult, TaskState]:
-        """Continue an interrupted task (its process stopped, e.g. a crash or restart) from its
-        last checkpoint, in the background. An interrupted load restarts its atomic write and
-        never writes twice.
+async def resume_task(
+    context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
+) -> TaskState:
+    """Continue an interrupted task (its process stopped, e.g. a crash or restart) from its
+    last checkpoint, in the background. An interrupted load restarts its atomic write and
+    never writes twice.
 
-        Answers with the task's state; poll it with get_task."""
-        try:
-            runner.resume(taskId, background=True)
-        except LabbrainError as error:
-            raise ToolError(str(error)) from None
-        return await waited(taskId, waitSeconds, ctx)
+    Answers with the task's state; poll it with get_task."""
+    context.runner.resume(taskId, background=True)
+    return await waited(context, taskId, waitSeconds, ctx)
+
+
+TOOLS = (
+    ToolSpec(load_dataset, "Load a dataset", WRITE),
+    ToolSpec(get_task, "Get task", READ_ONLY),
+    ToolSpec(list_tasks, "List tasks", READ_ONLY),
+    ToolSpec(cancel_task, "Cancel task", DESTRUCTIVE),
+    ToolSpec(resume_task, "Resume task", WRITE),
+)
