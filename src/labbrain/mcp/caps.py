@@ -98,7 +98,7 @@ HINTS: dict[str, str] = {
     "list_tasks": "filter by status to reach the tasks cut; get_task(taskId) reads one task",
     "cancel_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     "resume_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
-    # lab brain
+    # project notebook
     "create_project": "get_project_context(project) reads the project",
     "set_active_project": "get_project_context(project) reads the project",
     "list_projects": "sparql_query with LIMIT and OFFSET over the urn:labbrain:project: "
