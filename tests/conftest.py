@@ -1,21 +1,26 @@
-"""Shared fixtures: sample and real data paths, stores in memory and on disk."""
+"""Shared fixtures: sample and real data paths, stores in memory and on disk; what a test
+needs from outside the repository (the real corpus, Node.js, Chromium, the Oxigraph server)."""
 
 from __future__ import annotations
 
+import gc
 import itertools
+import os
+import shutil
 import socket
 import subprocess
 import sys
 import sysconfig
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from helpers import close_client_sessions
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
 
@@ -50,6 +55,113 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 
+# ------------------------------------------------------------------ what lies outside the repo
+def in_ci() -> bool:
+    """True when the ``CI`` environment variable is set (to anything but "", 0, false, no)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def require(what: str, available: bool, reason: str) -> None:
+    """Skip the running test when ``what`` is not ``available``; fail it instead under CI,
+    which provides everything (see .ci/run)."""
+    if available:
+        return
+    message = f"needs {what}: {reason}"
+    if in_ci():
+        pytest.fail(f"{message} (CI is set, so this fails instead of skipping)", pytrace=False)
+    pytest.skip(message)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+OXIGRAPH = Path(sysconfig.get_path("scripts")) / "oxigraph"
+
+
+def _have_corpus() -> bool:
+    return REAL.is_file() and REAL_DCT.is_file()
+
+
+def _have_npx() -> bool:
+    return shutil.which("npx") is not None
+
+
+def _have_chromium() -> bool:
+    return CHROMIUM.is_file() and shutil.which("node") is not None and bool(shutil.which("npm"))
+
+
+def _have_oxigraph() -> bool:
+    return OXIGRAPH.is_file()
+
+
+#: marker -> (what, is it here, where it comes from); checked before each marked test.
+NEEDS: dict[str, tuple[str, Callable[[], bool], str]] = {
+    "needs_corpus": (
+        "the real corpus",
+        _have_corpus,
+        f"../shared/data/{REAL.name} (and its .dct variant) beside the repository",
+    ),
+    "needs_npx": ("Node.js (npx)", _have_npx, "the MCP Inspector runs through npx"),
+    "needs_chromium": (
+        "Chromium, node and npm",
+        _have_chromium,
+        f"the web console test drives {CHROMIUM} through playwright-core from npm",
+    ),
+    "needs_oxigraph": (
+        "the Oxigraph server",
+        _have_oxigraph,
+        f"{OXIGRAPH} comes with the oxigraph package of the test extra",
+    ),
+}
+
+
+def require_marked(markers: Iterable[str]) -> None:
+    """``require`` every ``needs_*`` marker among ``markers``."""
+    for name in markers:
+        if name in NEEDS:
+            what, available, reason = NEEDS[name]
+            require(what, available(), reason)
+
+
+#: The module whose first test last froze the collector's heap (pytest_runtest_setup).
+_FROZEN_FOR: str | None = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test marked ``needs_*`` skips (fails under CI) before its fixtures are set up.
+
+    At the first test of each module, what is alive then (imported modules, parameters, the
+    session's fixtures; the previous module's fixtures are torn down by now) is moved out of
+    the garbage collector's full passes: a store's close runs gc.collect(), which would walk
+    all of it again each time, a tenth of a second and more in a long run."""
+    global _FROZEN_FOR
+    module = item.nodeid.split("::", 1)[0]
+    if module != _FROZEN_FOR:
+        _FROZEN_FOR = module
+        gc.collect()
+        gc.freeze()
+    require_marked(sorted({mark.name for mark in item.iter_markers()}))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on the ``oxigraph`` fixture (a server of its own) is a remote test (before -m
+    deselects: tryfirst)."""
+    for item in items:
+        if "oxigraph" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.remote)
+            item.add_marker(pytest.mark.needs_oxigraph)
+
+
+def require_corpus() -> None:
+    """For code that reads the real corpus outside a marked test (a lazy export, a fixture)."""
+    require_marked(["needs_corpus"])
+
+
+#: The "remote" parameter of a test module that runs on both backends: marked ``remote``, which
+#: the default run leaves out (pyproject.toml, addopts) and stage 2 of .ci/run runs.
+REMOTE = pytest.param("remote", marks=[pytest.mark.remote, pytest.mark.needs_oxigraph])
+
+
 def settings_for(store: str | Path, **overrides: object) -> Settings:
     """Settings for a test store, ignoring any LABBRAIN_* variables of the environment."""
     return Settings(store=str(store), **overrides)  # type: ignore[arg-type]
@@ -62,6 +174,13 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         if name.startswith("LABBRAIN_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def _close_client_sessions() -> Iterator[None]:
+    """The in-process MCP clients a test kept open (helpers.ClientSession) end with it."""
+    yield
+    close_client_sessions()
 
 
 @pytest.fixture
@@ -97,8 +216,7 @@ def sample_brain(make_settings: MakeSettings) -> Iterator[LabBrain]:
 # ---------------------------------------------------------------------------- remote stores
 #: The two backends a test module can run on: the embedded store and a remote SPARQL store
 #: (a real Oxigraph server started for the test).
-BACKENDS = ["embedded", "remote"]
-OXIGRAPH = Path(sysconfig.get_path("scripts")) / "oxigraph"
+BACKENDS = ["embedded", REMOTE]
 
 
 @dataclass
@@ -143,6 +261,7 @@ def oxigraph_server(
     """Start ``oxigraph serve --location DIRECTORY --bind 127.0.0.1:PORT OPTIONS`` (or another
     ``command``, e.g. ``serve-read-only``) on a free port, wait until it answers a query, and
     stop it at the end."""
+    require_marked(["needs_oxigraph"])
     directory.mkdir(parents=True, exist_ok=True)
     for _attempt in range(5):
         port = _free_port()

@@ -4,18 +4,21 @@ client, and killing a load mid-write."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, NamedNode, Quad
 
 from labbrain.core import LabBrain
@@ -30,26 +33,100 @@ _FIXED = NamedNode("urn:test:graph")
 Json = dict[str, Any]
 
 
+ToolAnswer = tuple[bool, Json | None, str]
+
+#: Every ClientSession open now; conftest closes them after each test.
+_OPEN: set[ClientSession] = set()
+
+
+class ClientSession:
+    """One in-process MCP client connected to ``server``, kept open across calls (connecting
+    costs ten times a call): the client lives in an event loop of its own thread, which every
+    call is handed to. Opened at the first call; ``close`` ends it (a later call reopens)."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Client | None = None
+        self._stop: asyncio.Event | None = None
+        self._held: concurrent.futures.Future[None] | None = None
+
+    async def _hold(self, ready: concurrent.futures.Future[Client]) -> None:
+        try:
+            self._stop = asyncio.Event()
+            async with Client(self.server) as client:
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as failure:
+            if not ready.done():
+                ready.set_exception(failure)
+            raise
+
+    def _open(self) -> Client:
+        if self._client is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="mcp-client", daemon=True)
+            thread.start()
+            self._loop, self._thread = loop, thread
+            ready: concurrent.futures.Future[Client] = concurrent.futures.Future()
+            self._held = asyncio.run_coroutine_threadsafe(self._hold(ready), loop)
+            _OPEN.add(self)
+            self._client = ready.result(timeout=120)
+        return self._client
+
+    def run(self, work: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``work`` (a coroutine using ``client``) in the session's loop; its result."""
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(work, self._loop).result(timeout=600)
+
+    @property
+    def client(self) -> Client:
+        return self._open()
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> ToolAnswer:
+        """(isError, structured content, text) of one call."""
+        client = self._open()
+        result = self.run(client.call_tool(tool, dict(arguments)))
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        return bool(result.is_error), result.structured_content, text
+
+    def close(self) -> None:
+        _OPEN.discard(self)
+        loop, thread, held, stop = self._loop, self._thread, self._held, self._stop
+        self._loop = self._thread = self._client = self._held = self._stop = None
+        if loop is None or thread is None:
+            return
+        if stop is not None:
+            loop.call_soon_threadsafe(stop.set)
+        if held is not None:
+            held.result(timeout=60)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=60)
+        loop.close()
+
+
+def close_client_sessions() -> None:
+    """Close every ClientSession still open (after each test)."""
+    for session in list(_OPEN):
+        session.close()
+
+
 class InProcessTools:
-    """The MCP tools of one server over ``brain``, each call through its own in-process
-    client. Arguments go as a mapping, as keywords, or both."""
+    """The MCP tools of one server over ``brain``, called through one in-process client that
+    stays connected until the end of the test. Arguments go as a mapping, as keywords, or
+    both."""
 
     def __init__(self, brain: LabBrain) -> None:
         self.brain = brain
         self.server = build_server(brain)
+        self.session = ClientSession(self.server)
 
     def call(
         self, tool: str, arguments: Mapping[str, Any] | None = None, /, **more: Any
-    ) -> tuple[bool, Json | None, str]:
+    ) -> ToolAnswer:
         """(isError, structured content, text) of one call."""
-
-        async def main() -> tuple[bool, Json | None, str]:
-            async with Client(self.server) as client:
-                result = await client.call_tool(tool, {**(arguments or {}), **more})
-            text = "".join(getattr(c, "text", "") for c in result.content)
-            return bool(result.is_error), result.structured_content, text
-
-        return asyncio.run(main())
+        return self.session.call(tool, {**(arguments or {}), **more})
 
     def ok(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **more: Any) -> Json:
         """The structured answer of a call that must succeed; its text is the same JSON."""

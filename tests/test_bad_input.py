@@ -117,6 +117,7 @@ def test_failed_reload_keeps_the_previous_version(
     _assert_unchanged(loaded, before, store_dir)
 
 
+@pytest.mark.needs_corpus
 def test_strict_load_refuses_warnings(store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir, strict_load=True)) as brain:
         brain.load(str(REAL))  # the real corpus loads cleanly, without warnings

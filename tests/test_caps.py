@@ -2,7 +2,7 @@
 ``LABBRAIN_MCP_MAX_CHARS``, a cut answer says so and how to get more, and following that
 hint gets the next part.
 
-Unit tests of :func:`labbrain.mcp_caps.fit` first; then the server on the sample; then every
+Unit tests of :func:`labbrain.mcp.caps.fit` first; then the server on the sample; then every
 tool the server lists, called with arguments that maximise its answer, on a 100,000-node store
 (slow: the store is generated and loaded once for the module).
 """

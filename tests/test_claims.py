@@ -22,7 +22,6 @@ from mcp import Client
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import InProcessTools, Json, canonical, count, select
 from labbrain.agent.claims.propositions import (
-    CLAIMS_GRAPH,
     Propositions,
     decode_cursor,
     encode_cursor,
@@ -32,7 +31,7 @@ from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import InvalidArgument
-from labbrain.rdf.namespaces import LB, PROV
+from labbrain.rdf.namespaces import CLAIMS_GRAPH, LB, PROV
 
 CLAIMS_TOOLS = {
     "add_proposition": False,

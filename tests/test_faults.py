@@ -53,16 +53,24 @@ from fault_child import (
 )
 from generate import write_export
 from helpers import InProcessTools, fingerprint
-from labbrain.agent.claims.propositions import CLAIMS_GRAPH
-from labbrain.agent.memory.records import DOMAIN_PREFIX
-from labbrain.agent.writer import AGENT_PREFIX, KEY_PREFIX
 from labbrain.cli import main
 from labbrain.core import INDEX_FILE, LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.index.text import TextIndex
 from labbrain.index.vectors import VECTORS_FILE, digest_of, node_text
 from labbrain.ops.workflows import task_runner
-from labbrain.rdf.namespaces import LB, PROV, RDF, SIOC, SYSTEM_GRAPH, TASKS_GRAPH
+from labbrain.rdf.namespaces import (
+    AGENT_PREFIX,
+    CLAIMS_GRAPH,
+    DOMAIN_PREFIX,
+    IDEMPOTENCY_PREFIX,
+    LB,
+    PROV,
+    RDF,
+    SIOC,
+    SYSTEM_GRAPH,
+    TASKS_GRAPH,
+)
 from labbrain.store import local as store_module
 from labbrain.store.journal import JOURNAL_DIR
 from labbrain.store.local import OxigraphStore
@@ -216,7 +224,7 @@ def shape(brain: LabBrain, graph: str, subject: str) -> list[str]:
 
 
 def key_subject(key: str) -> str:
-    return KEY_PREFIX + hashlib.sha256(key.encode()).hexdigest()
+    return IDEMPOTENCY_PREFIX + hashlib.sha256(key.encode()).hexdigest()
 
 
 def number_of(content: str) -> int:

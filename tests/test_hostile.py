@@ -11,6 +11,7 @@ refusals (tests/test_images.py); Host 421, Origin 403 on /sparql and /mcp, 413, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -520,8 +521,12 @@ class Listener:
             conn.close()
 
     def close(self) -> None:
+        # close() alone leaves the thread blocked in accept(); shutdown() wakes it at once
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self._thread.join(timeout=5)
+        assert not self._thread.is_alive(), "the listener thread did not stop"
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ REAL_PAGES = "https://roamresearch.com/#/app/dg-social-media-polarization/page/"
 
 
 # ---------------------------------------------------------------- the real CC0 corpus
+@pytest.mark.needs_corpus
 @pytest.mark.parametrize("path", [REAL, REAL_DCT], ids=["2025-12", "2026-06"])
 def test_real_corpus_counts(memory_brain: LabBrain, path: Path) -> None:
     report = memory_brain.load(str(path))
@@ -42,6 +43,7 @@ def test_real_corpus_counts(memory_brain: LabBrain, path: Path) -> None:
     assert count(memory_brain, f"GRAPH <{REAL_GRAPH}> {{ ?r a dgb:RelationInstance }}") == 74
 
 
+@pytest.mark.needs_corpus
 def test_real_corpus_variants_give_the_same_rdf(memory_brain: LabBrain) -> None:
     memory_brain.load(str(REAL), graph="real-2025")
     memory_brain.load(str(REAL_DCT), graph="real-2026")
@@ -71,8 +73,8 @@ def _supports_from_json(path: Path) -> dict[str, set[str]]:
 @pytest.mark.parametrize(
     ("path", "base", "claim"),
     [
-        (REAL, REAL_PAGES, "pqyDoNken"),
-        (REAL_DCT, REAL_PAGES, "pqyDoNken"),
+        pytest.param(REAL, REAL_PAGES, "pqyDoNken", marks=pytest.mark.needs_corpus),
+        pytest.param(REAL_DCT, REAL_PAGES, "pqyDoNken", marks=pytest.mark.needs_corpus),
         (SAMPLE, PAGES, None),
         (SAMPLE_V0, "https://roamresearch.com/#/app/v0-sample/page/", None),
         (SAMPLE_DCT, "https://roamresearch.com/#/app/dct-sample/page/", None),
@@ -257,6 +259,7 @@ def test_reload_replaces_and_is_idempotent(memory_brain: LabBrain) -> None:
     assert [d["loadId"] for d in datasets] == [second.load_id]
 
 
+@pytest.mark.needs_corpus
 @pytest.mark.parametrize("engine", ["native", "pyld"])
 def test_engines_give_the_same_dataset(engine: str) -> None:
     """The fast native path and the pyld reference path agree on the whole load."""

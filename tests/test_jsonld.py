@@ -15,7 +15,13 @@ from labbrain.errors import ExportFormatError, InputTooLarge
 from labbrain.ingest import jsonld
 from labbrain.rdf.namespaces import DCT, DG, DGB, OWL, RDF, RDFS, XSD
 
-ALL_FILES = [SAMPLE, SAMPLE_V0, SAMPLE_DCT, REAL, REAL_DCT]
+ALL_FILES = [
+    SAMPLE,
+    SAMPLE_V0,
+    SAMPLE_DCT,
+    pytest.param(REAL, marks=pytest.mark.needs_corpus),
+    pytest.param(REAL_DCT, marks=pytest.mark.needs_corpus),
+]
 
 
 def _canonical(quads: Any) -> set[str]:

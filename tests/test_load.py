@@ -83,6 +83,7 @@ def assert_exact(outcome: Outcome) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.subprocess
 def test_eight_clients_on_one_mcp_http_server(
     big_store: tuple[Path, Targets], tmp_path: Path
@@ -94,6 +95,7 @@ def test_eight_clients_on_one_mcp_http_server(
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.subprocess
 def test_eight_stdio_servers_on_one_endpoint(
     big_store: tuple[Path, Targets], tmp_path: Path

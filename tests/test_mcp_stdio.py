@@ -38,6 +38,7 @@ def _session(params: StdioServerParameters, calls: list[tuple[str, dict[str, Any
     return asyncio.run(run())
 
 
+@pytest.mark.needs_corpus
 def test_stdio_server_with_data_path(tmp_path: Path) -> None:
     """DATA_PATH loads the export at start, as the reference server's config expects."""
     store = tmp_path / "store"
@@ -113,6 +114,7 @@ def _inspector(npx: str, store: Path, *method: str) -> Any:
     return json.loads(result.stdout)
 
 
+@pytest.mark.needs_npx
 def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
     """The official MCP Inspector, as a real client, lists and calls the tools."""
     store = tmp_path / "store"
@@ -158,6 +160,7 @@ def test_second_server_on_a_busy_store_serves_read_only(tmp_path: Path) -> None:
     assert not still.is_error and still.structured_content["results"]
 
 
+@pytest.mark.needs_corpus
 def test_busy_store_cannot_take_a_new_data_path(tmp_path: Path) -> None:
     store = tmp_path / "store"
     with LabBrain(settings_for(store)) as writer:

@@ -15,12 +15,12 @@ import os
 import re
 import tempfile
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 from mcp import Client
@@ -39,8 +39,10 @@ from conftest import (
     MakeSettings,
     oxigraph_server,
     remote_settings,
+    require_corpus,
     settings_for,
 )
+from helpers import ClientSession
 from labbrain.core import LabBrain
 from labbrain.mcp.server import build_server
 
@@ -369,11 +371,52 @@ def tiny_document() -> Json:
     return {"@context": context, "@id": domain, "@graph": graph}
 
 
+@cache
+def _real_export() -> Export:
+    require_corpus()
+    return read_export(REAL)
+
+
+class _LazyExport:
+    """The real corpus's Export, read when a test first uses it (never at collection: a test
+    that reaches it without ../shared/data skips, or fails under CI)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # what pytest's collector asks of every module attribute
+            raise AttributeError(name)
+        return getattr(_real_export(), name)
+
+
+class _Exports(Mapping[str, Export]):
+    """slug -> export, keyed when first used (so the real corpus is read lazily too)."""
+
+    def __init__(self, *exports: Export) -> None:
+        self._exports = exports
+
+    @cached_property
+    def _by_slug(self) -> dict[str, Export]:
+        return {e.slug: e for e in self._exports}
+
+    def __getitem__(self, slug: str) -> Export:
+        return self._by_slug[slug]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_slug)
+
+    def __len__(self) -> int:
+        return len(self._by_slug)
+
+
 SAMPLE_EXPORT = read_export(SAMPLE)
-REAL_EXPORT = read_export(REAL)
+REAL_EXPORT = cast(Export, _LazyExport())
+REAL_SLUG = "dg-social-media-polarization"  # checked in test_exports_read_as_documented
 TINY_EXPORT = export_from_document(tiny_document(), Path("tiny-lab.jsonld"))
-EXPORTS = {e.slug: e for e in (SAMPLE_EXPORT, REAL_EXPORT)}
-KNOWN_EXPORTS = {e.slug: e for e in (SAMPLE_EXPORT, REAL_EXPORT, TINY_EXPORT)}
+EXPORTS = _Exports(SAMPLE_EXPORT, REAL_EXPORT)
+KNOWN_EXPORTS = _Exports(SAMPLE_EXPORT, REAL_EXPORT, TINY_EXPORT)
+#: The claims of the real corpus with both supporting and opposing evidence, named here so
+#: that the test ids are known without the corpus (checked against it in
+#: test_exports_read_as_documented).
+CONTESTED_CLAIMS = ["WFVfUWHFg", "gBnjrt8Xv"]
 
 
 def export_of(uid: str) -> Export:
@@ -568,6 +611,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 def open_brain(backend: str, *paths: Path) -> Iterator[LabBrain]:
     """A store with ``paths`` loaded, ignoring any LABBRAIN_* settings around: in memory, or
     on an Oxigraph server started for it (its local text index in a temporary directory)."""
+    if REAL in paths:
+        require_corpus()
     with ExitStack() as stack:
         patch = stack.enter_context(pytest.MonkeyPatch.context())
         for name in [n for n in os.environ if n.startswith("LABBRAIN_")]:
@@ -603,18 +648,13 @@ def real_server(backend: str) -> Iterator[MCPServer]:
 
 @pytest.fixture(scope="module")
 def call(server: MCPServer) -> CallFn:
-    def call_tool(name: str, arguments: Json) -> ToolAnswer:
-        return call_many(server, [(name, arguments)])[0]
-
-    return call_tool
+    """One tool call, through a client that stays connected for the test."""
+    return ClientSession(server).call
 
 
 @pytest.fixture(scope="module")
 def real_call(real_server: MCPServer) -> CallFn:
-    def call_tool(name: str, arguments: Json) -> ToolAnswer:
-        return call_many(real_server, [(name, arguments)])[0]
-
-    return call_tool
+    return ClientSession(real_server).call
 
 
 def ok(answer: ToolAnswer) -> Json:
@@ -678,6 +718,8 @@ def test_exports_read_as_documented() -> None:
         assert all(p.url == export.page_base + p.uid for p in export.pages.values())
     assert sum(len(p.images) for p in SAMPLE_EXPORT.pages.values()) == 20
     assert contested_claims(REAL_EXPORT) and well_supported_claims(REAL_EXPORT)
+    assert contested_claims(REAL_EXPORT) == CONTESTED_CLAIMS
+    assert REAL_EXPORT.slug == REAL_SLUG and sorted(EXPORTS) == [SAMPLE_EXPORT.slug, REAL_SLUG]
 
 
 # ---------------------------------------------------------------------------------------
@@ -757,7 +799,7 @@ def test_search_urls_are_each_exports_own(call: CallFn) -> None:
     assert SAMPLE_EXPORT.domain != REAL_EXPORT.domain
 
 
-@pytest.mark.parametrize("slug", sorted(EXPORTS))
+@pytest.mark.parametrize("slug", [SAMPLE_EXPORT.slug, REAL_SLUG])
 def test_search_dataset_filter_narrows(call: CallFn, slug: str) -> None:
     answer = ok(call("search_nodes", {"query": "network", "limit": 100, "dataset": slug}))
     assert {h["uid"] for h in answer["results"]} == words_matching(EXPORTS[slug], NETWORK)
@@ -1689,7 +1731,7 @@ def _check_claim_status(status: Json, uid: str, export: Export | None = None) ->
     assert (status["note"] is None) == bool(evidence)
 
 
-@pytest.mark.parametrize("uid", contested_claims(REAL_EXPORT))
+@pytest.mark.parametrize("uid", CONTESTED_CLAIMS)
 def test_claim_status_of_contested_claims(call: CallFn, uid: str) -> None:
     status = ok(call("get_claim_status", {"uid": uid}))
     assert status["contested"]
@@ -2123,6 +2165,7 @@ def test_errors_leak_no_path_or_traceback(server: MCPServer) -> None:
         assert text.strip(), name
 
 
+@pytest.mark.needs_corpus
 def test_cached_answers_follow_loads_and_drops(make_settings: MakeSettings) -> None:
     """get_schema and find_gaps are cached per store state: a load or a drop refreshes them."""
     from labbrain.discourse.reader import DiscourseReader

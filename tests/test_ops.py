@@ -521,6 +521,7 @@ def test_backup_while_an_mcp_server_holds_the_store_and_writes(
     assert TASKS_GRAPH not in at_backup and "urn:labbrain:domain:actin-models" in manifest["graphs"]
 
 
+@pytest.mark.slow
 def test_backup_beside_a_writing_thread_is_one_consistent_snapshot(
     sample_store: Path, tmp_path: Path
 ) -> None:

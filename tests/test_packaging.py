@@ -1,10 +1,13 @@
-"""The built wheel ships the ontology and the SPARQL templates; the code stays lint- and type-clean."""
+"""The built wheel ships the ontology and the SPARQL templates; the code stays lint- and
+type-clean and keeps to its import layers (stage 2 of .ci/run; stage 0 runs the same tools)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from conftest import ROOT
 pytestmark = pytest.mark.subprocess
 
 
+@pytest.mark.slow
 def test_wheel_contains_ontology_and_queries(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
@@ -43,9 +47,11 @@ def test_installed_resources_are_found_without_the_source_tree(tmp_path: Path) -
         ["ruff", "check", "src", "tests", "bench"],
         ["ruff", "format", "--check", "src", "tests", "bench"],
         ["mypy"],
+        ["lint-imports", "--no-cache"],
     ],
-    ids=["ruff", "ruff-format", "mypy"],
+    ids=["ruff", "ruff-format", "mypy", "lint-imports"],
 )
+@pytest.mark.slow
 def test_code_quality(command: list[str]) -> None:
     tool = shutil.which(command[0], path=str(Path(sys.executable).parent))
     assert tool is not None, f"{command[0]} is installed with the test extra"
@@ -53,3 +59,42 @@ def test_code_quality(command: list[str]) -> None:
         [tool, *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _lint_imports(work: Path, source: Path) -> subprocess.CompletedProcess[str]:
+    """lint-imports with the project's contracts over the package in ``source``."""
+    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert tool is not None, "import-linter is installed with the test extra"
+    return subprocess.run(
+        [tool, "--no-cache", str(ROOT / "pyproject.toml")],
+        cwd=work,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_the_layers_contract_catches_an_upward_import(tmp_path: Path) -> None:
+    """A copy of the package passes the contracts; the same copy with one upward import
+    (rdf, the lowest layer but two, importing the command line) fails, naming the contract."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "importlinter"
+    ]["contracts"]
+    (layers,) = [c["name"] for c in contracts if c["type"] == "layers"]
+    source = tmp_path / "src"
+    shutil.copytree(
+        ROOT / "src" / "labbrain",
+        source / "labbrain",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    clean = _lint_imports(tmp_path, source)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert f"{layers} KEPT" in clean.stdout
+
+    namespaces = source / "labbrain" / "rdf" / "namespaces.py"
+    namespaces.write_text(namespaces.read_text(encoding="utf-8") + "\nimport labbrain.cli\n")
+    broken = _lint_imports(tmp_path, source)
+    assert broken.returncode != 0, broken.stdout
+    assert f"{layers} BROKEN" in broken.stdout
+    assert "labbrain.rdf.namespaces -> labbrain.cli" in broken.stdout

@@ -68,11 +68,11 @@ from labbrain.errors import (
 from labbrain.mcp.sandbox import run_query
 from labbrain.mcp.server import build_server
 from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.rdf.namespaces import STAGING_PREFIX
 from labbrain.settings import Settings
 from labbrain.store.base import RdfDocument
 from labbrain.store.remote import sparql as remote_sparql
 from labbrain.store.remote.sparql import (
-    STAGING_PREFIX,
     bind_values,
     blank_node_safe_chunks,
     new_staging_graph,

@@ -562,6 +562,7 @@ def test_eval_retrieval_command(store_dir: Path, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.needs_corpus
 def test_real_corpus_gold_pairs() -> None:
     with LabBrain(settings_for(":memory:")) as brain:
         brain.load(str(REAL))

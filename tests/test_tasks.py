@@ -332,6 +332,7 @@ def mcp_brain(store_dir: Path, allowed: Path) -> Iterator[LabBrain]:
         yield brain
 
 
+@pytest.mark.slow
 def test_a_20k_load_over_mcp_returns_at_once_and_progress_only_goes_up(
     mcp_brain: LabBrain, allowed: Path, export_20k: Path, reference_20k: Any
 ) -> None:

@@ -145,7 +145,7 @@ def test_page_is_served_with_a_strict_policy(client: TestClient) -> None:
 
 def test_page_loads_nothing_from_elsewhere() -> None:
     """Works offline: no URL in the page, script or style points off this server."""
-    web = ROOT / "src" / "labbrain" / "web"
+    web = ROOT / "src" / "labbrain" / "http" / "web"
     for name in WEB_FILES:
         text = (web / name).read_text(encoding="utf-8")
         if name == "favicon.svg":
@@ -228,6 +228,7 @@ def _browser_session(playwright_dir: Path, url: str, tmp_path: Path) -> dict[str
 
 
 @pytest.mark.subprocess
+@pytest.mark.needs_chromium
 def test_console_in_chromium(playwright_dir: Path, sample_store: Path, tmp_path: Path) -> None:
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -271,4 +272,4 @@ def test_wheel_ships_the_console(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("labbrain-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {f"labbrain/web/{name}" for name in WEB_FILES} <= names
+    assert {f"labbrain/http/web/{name}" for name in WEB_FILES} <= names
