@@ -1,6 +1,6 @@
 """Many assistants at once: latency, throughput and exactness of concurrent MCP clients.
 
-What it does (the workload is ``concurrency_mix.py``, the same as ``tests/test_load.py``):
+What it does (the workload is ``concurrency_mix.py``, the same as ``tests/ingest/test_load.py``):
 
 1. writes a synthetic 20,000-node export (``generate.write_export``, seeded) and loads it
    with ``labbrain load`` into a fresh store;

@@ -1,4 +1,5 @@
-"""The concurrent MCP workload shared by ``tests/test_load.py`` and ``bench/bench_concurrency.py``.
+"""The concurrent MCP workload shared by ``tests/ingest/test_load.py`` and
+``bench/bench_concurrency.py``.
 
 Two ways of serving one store to many assistants at once:
 

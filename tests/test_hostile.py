@@ -3,9 +3,9 @@ directories, SSRF through images, stdout pollution of the stdio server, and the 
 every route.
 
 Already covered elsewhere and not repeated here: invalid JSON / UTF-8 / NaN, too large, too
-deep and remote contexts in-process (tests/test_bad_input.py); the image guard's basic
-refusals (tests/test_images.py); Host 421, Origin 403 on /sparql and /mcp, 413, update token
-401 / 403 (tests/test_http.py); `..`, absolute and symlinked load paths (tests/test_tasks.py).
+deep and remote contexts in-process (tests/cli/test_bad_input.py); the image guard's basic
+refusals (tests/mcp/test_images.py); Host 421, Origin 403 on /sparql and /mcp, 413, update token
+401 / 403 (tests/http/test_http.py); `..`, absolute and symlinked load paths (tests/tasks/test_tasks.py).
 """
 
 from __future__ import annotations
@@ -888,7 +888,7 @@ def test_stdio_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
 
 def test_the_guard_covers_every_route(store_dir: Path) -> None:
     """Wrong Host (421) and foreign Origin (403) on every route, not only /sparql and /mcp
-    (tests/test_http.py); oversized query strings on the graph store too (413)."""
+    (tests/http/test_http.py); oversized query strings on the graph store too (413)."""
     with LabBrain(settings_for(store_dir)) as brain:
         brain.load(str(SAMPLE))
     settings = settings_for(store_dir, http_max_request_bytes=2_000, http_query_workers=1)

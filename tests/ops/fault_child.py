@@ -1,6 +1,6 @@
-"""Child processes for the fault tests (tests/test_faults.py), killed with SIGKILL mid-run.
+"""Child processes for the fault tests (tests/ops/test_faults.py), killed with SIGKILL mid-run.
 
-Run as ``python tests/fault_child.py MODE STORE COUNT``. Each mode opens the store for
+Run as ``python tests/ops/fault_child.py MODE STORE COUNT``. Each mode opens the store for
 writing, prints ``ready``, then does a known sequence of writes and prints one line per write
 *after* it returned (flushed), so the parent knows exactly which writes were acknowledged:
 

@@ -2,7 +2,7 @@
 live MCP server, and a full disk during a load.
 
 Each test runs the faulting work in a child process (the real ``labbrain`` command, or
-``tests/fault_child.py``, which prints one line per write after it returned), kills it or
+``tests/ops/fault_child.py``, which prints one line per write after it returned), kills it or
 lets it fail, then reopens the store and asserts exact counts: every acknowledged write is
 there, the one in flight is there completely or not at all, nothing partial is visible.
 kill -9 during a first load and a reload is tested in test_kill.py, during an ingest task's
@@ -79,7 +79,7 @@ from labbrain.tasks.ledger import STATUSES, TaskLedger
 pytestmark = pytest.mark.subprocess
 
 LABBRAIN = [sys.executable, "-m", "labbrain"]
-CHILD = [sys.executable, str(ROOT / "tests" / "fault_child.py")]
+CHILD = [sys.executable, str(Path(__file__).with_name("fault_child.py"))]
 #: Lines this long fill a pipe within a few writes: the child then blocks printing one (after
 #: the write it reports committed).
 PIPE_FULL = {"FAULT_CHILD_PAD": "16000"}
