@@ -270,8 +270,8 @@ class Settings(BaseSettings):
     )
     agent_name: str = Field(
         default="assistant",
-        description="Who agent writes are attributed to (prov:wasAttributedTo "
-        "urn:labbrain:agent:<name>).",
+        description="Who agent writes are attributed to: prov:wasAttributedTo the agent IRI "
+        "that ends in this name.",
     )
 
     @property

@@ -44,6 +44,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent
 
+from labbrain.rdf.namespaces import DOMAIN_PREFIX, PROJECT_PREFIX, TASKS_GRAPH
+
 Json = Any
 Schema = Mapping[str, Any]
 
@@ -94,14 +96,14 @@ HINTS: dict[str, str] = {
     "load_dataset": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     "embed_nodes": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     "get_task": "list_tasks summarises the task; sparql_query with LIMIT and OFFSET over the "
-    "graph urn:labbrain:tasks reads its history",
+    f"graph {TASKS_GRAPH} reads its history",
     "list_tasks": "filter by status to reach the tasks cut; get_task(taskId) reads one task",
     "cancel_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     "resume_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     # project notebook
     "create_project": "get_project_context(project) reads the project",
     "set_active_project": "get_project_context(project) reads the project",
-    "list_projects": "sparql_query with LIMIT and OFFSET over the urn:labbrain:project: "
+    "list_projects": f"sparql_query with LIMIT and OFFSET over the {PROJECT_PREFIX} "
     "graphs pages the projects",
     "get_project_context": "list_findings(project, limit, offset) pages the findings",
     "record_visit": "get_project_context(project) reads the project",
@@ -114,7 +116,7 @@ HINTS: dict[str, str] = {
     "linked nodes; get_node reads one page in full",
     # memory domains
     "create_domain": "list_domains lists the domains",
-    "list_domains": "sparql_query with LIMIT and OFFSET over the urn:labbrain:domain: graphs "
+    "list_domains": f"sparql_query with LIMIT and OFFSET over the {DOMAIN_PREFIX} graphs "
     "pages the domains",
     "select_domain": "list_domains lists the domains",
     "store_memory": "get_memory(id) reads the memory",

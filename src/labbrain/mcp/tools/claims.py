@@ -22,15 +22,16 @@ from labbrain.agent.claims.models import (
 from labbrain.agent.claims.paths import MAX_HOPS
 from labbrain.agent.claims.propositions import MAX_CONTENT, MAX_PAGE, MAX_REASONING
 from labbrain.mcp.common import READ_ONLY, WRITE, IdempotencyKey, ToolContext, ToolSpec
+from labbrain.rdf.namespaces import PROPOSITION_PREFIX
 
 PropositionId = Annotated[
     str,
-    Field(description="a proposition id, urn:labbrain:proposition:... (list_propositions)"),
+    Field(description=f"a proposition id, {PROPOSITION_PREFIX}... (list_propositions)"),
 ]
 EndArg = Annotated[
     str,
     Field(
-        description="a proposition id (urn:labbrain:proposition:...) or the uid of a lab node "
+        description=f"a proposition id ({PROPOSITION_PREFIX}...) or the uid of a lab node "
         "(search_nodes finds uids)"
     ),
 ]

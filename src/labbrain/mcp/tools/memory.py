@@ -25,15 +25,16 @@ from labbrain.agent.memory.models import (
     TraverseDirection,
 )
 from labbrain.mcp.common import DESTRUCTIVE, WRITE, IdempotencyKey, ToolContext, ToolSpec
+from labbrain.rdf.namespaces import LINK_PREFIX, MEMORY_PREFIX
 
 DomainId = Annotated[
     str, Field(description="the domain's id, e.g. 'actin-models' (list_domains lists them)")
 ]
 MemoryId = Annotated[
-    str, Field(description="a memory id, 'urn:labbrain:memory:<hex>' (search_memories finds them)")
+    str, Field(description=f"a memory id, '{MEMORY_PREFIX}<hex>' (search_memories finds them)")
 ]
 EdgeId = Annotated[
-    str, Field(description="an edge id, 'urn:labbrain:link:<hex>' (get_memory lists them)")
+    str, Field(description=f"an edge id, '{LINK_PREFIX}<hex>' (get_memory lists them)")
 ]
 Strength = Annotated[
     float, Field(ge=0, le=1, description="how strong the edge is, from 0 (weak) to 1 (strong)")
