@@ -97,7 +97,7 @@ def agent_write(tools: AgentTools, number: int) -> str:
 def prepare_agent_store(brain: LabBrain) -> None:
     """Create the project and the memory domain the agent sequence writes into."""
     tools = AgentTools.open(brain)
-    tools.findings.memory.create_project(PROJECT, "fault tests")
+    tools.findings.projects.create_project(PROJECT, "fault tests")
     tools.memories.domains.create_domain(DOMAIN, "Faults")
 
 

@@ -68,7 +68,8 @@ class ToolContext:
     brain: LabBrain
     reader: DiscourseReader
     writer: AgentWriter
-    max_chars: int
+    #: The output cap in force, read at each call (the server's cap is the one that counts).
+    cap: Callable[[], int]
     projects: Projects = field(init=False)
     findings: Findings = field(init=False)
     related: RelatedPagesFinder = field(init=False)
@@ -76,6 +77,11 @@ class ToolContext:
     propositions: Propositions = field(init=False)
     paths: PropositionPaths = field(init=False)
     runner: TaskRunner = field(init=False)
+
+    @property
+    def max_chars(self) -> int:
+        """The output cap in force now."""
+        return self.cap()
 
     def __post_init__(self) -> None:
         self.projects = Projects(self.brain, self.reader, self.writer)
@@ -87,12 +93,13 @@ class ToolContext:
         self.runner = task_runner(self.brain)  # tasks run in this process, in the background
 
     @classmethod
-    def open(cls, brain: LabBrain, max_chars: int | None = None) -> ToolContext:
-        """The context over an opened store, with the agent name and output cap of its
-        settings (unless ``max_chars`` is given)."""
+    def open(cls, brain: LabBrain, cap: Callable[[], int] | None = None) -> ToolContext:
+        """The context over an opened store, with the agent name of its settings and the
+        output cap ``cap`` gives at each call (default: the settings' cap)."""
         settings = brain.settings
         writer = AgentWriter(brain.store, agent=settings.agent_name)
-        cap = settings.mcp_max_chars if max_chars is None else max_chars
+        if cap is None:
+            cap = lambda: settings.mcp_max_chars  # noqa: E731
         return cls(brain, DiscourseReader(brain), writer, cap)
 
 

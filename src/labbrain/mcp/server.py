@@ -51,7 +51,7 @@ def build_server(brain: LabBrain) -> CappedServer:
         version=__version__,
         max_chars=settings.mcp_max_chars,  # every tool answer fits (mcp.caps)
     )
-    context = ToolContext.open(brain, max_chars=server.max_chars)
+    context = ToolContext.open(brain, cap=lambda: server.max_chars)
     for tools in GROUPS.values():
         for spec in tools:
             register(server, context, spec)
