@@ -91,14 +91,14 @@ def oxigraph(directory: Path) -> Iterator[str]:
 
 
 def _reads(brain: LabBrain, uid: str) -> dict[str, float]:
-    graph = DiscourseReader(brain)
+    reader = DiscourseReader(brain)
     stats, nodes = [], []
     for _ in range(READS):
         started = time.perf_counter()
         brain.stats()
         stats.append(time.perf_counter() - started)
         started = time.perf_counter()
-        graph.get_node(uid)
+        reader.get_node(uid)
         nodes.append(time.perf_counter() - started)
     return {
         "stats_ms": statistics.median(stats) * 1000,

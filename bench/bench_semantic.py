@@ -103,18 +103,18 @@ def run(nodes: int, embed: int, queries: int, embed_all: bool, seed: int) -> dic
 
             vectors.update(Random(), EmbedPlan(plan.model, rest, [], 0), batch_size=2048)  # type: ignore[arg-type]
         assert vectors.count() == len(plan.todo)
-        graph = DiscourseReader(brain)
+        reader = DiscourseReader(brain)
         all_nodes, _ = brain.index.nodes(limit=brain.index.count())
         picked = random.Random(seed).sample(all_nodes, queries)
         texts = [n.title for n in picked]
-        graph.search_nodes("warm up the matrix", mode="hybrid")
+        reader.search_nodes("warm up the matrix", mode="hybrid")
         times: dict[str, list[float]] = {mode: [] for mode in MODES}
         cache = provider.embed.__self__._cache  # type: ignore[attr-defined]
         for text in texts:
             for mode in MODES:
                 cache.clear()  # every mode embeds the query itself
                 begin = time.perf_counter()
-                graph.search_nodes(text, mode=mode, limit=10)
+                reader.search_nodes(text, mode=mode, limit=10)
                 times[mode].append(time.perf_counter() - begin)
         return {
             "nodes": len(plan.todo),

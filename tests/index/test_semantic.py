@@ -173,13 +173,13 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
     embedded: LabBrain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(embeddings, "module_present", lambda name: name != "sentence_transformers")
-    graph = DiscourseReader(embedded)
+    reader = DiscourseReader(embedded)
     for mode in ("semantic", "hybrid"):
         with pytest.raises(SemanticUnavailable) as caught:
-            graph.search_nodes("actin", mode=mode)
+            reader.search_nodes("actin", mode=mode)
         assert "pip install 'labbrain[semantic]'" in str(caught.value)
     # Vectors exist, but without the extra the default falls back to keyword search.
-    found = graph.search_nodes("capping protein", limit=3)
+    found = reader.search_nodes("capping protein", limit=3)
     assert found.mode == "keyword"
     assert found.note is not None and "pip install 'labbrain[semantic]'" in found.note
     runner = task_runner(embedded)
@@ -200,9 +200,9 @@ def test_default_mode_is_keyword_without_vectors_and_hybrid_with_them(
 
 
 def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabBrain) -> None:
-    graph = DiscourseReader(embedded)
-    semantic = graph.search_nodes(PARAPHRASE, mode="semantic", limit=5)
-    keyword = graph.search_nodes(PARAPHRASE, mode="keyword", limit=10)
+    reader = DiscourseReader(embedded)
+    semantic = reader.search_nodes(PARAPHRASE, mode="semantic", limit=5)
+    keyword = reader.search_nodes(PARAPHRASE, mode="keyword", limit=10)
     assert semantic.mode == "semantic"
     assert set(uids(semantic)) >= PARAPHRASED
     assert not PARAPHRASED & set(uids(keyword))
@@ -210,7 +210,7 @@ def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabB
     assert scores == sorted(scores, reverse=True)
     assert all(0 < s <= 1 for s in scores)
     assert all(hit.snippet and "---" not in hit.snippet for hit in semantic.results)
-    hybrid = graph.search_nodes(PARAPHRASE, mode="hybrid", limit=10)
+    hybrid = reader.search_nodes(PARAPHRASE, mode="hybrid", limit=10)
     assert PARAPHRASED & set(uids(hybrid))
 
 
@@ -222,16 +222,16 @@ def test_keyword_mode_is_the_text_index_search(embedded: LabBrain) -> None:
 
 
 def test_hybrid_is_weighted_reciprocal_rank_fusion(embedded: LabBrain) -> None:
-    graph = DiscourseReader(embedded)
+    reader = DiscourseReader(embedded)
     query = "capping protein keeps filaments short"
-    keyword = [h.uid for h in graph.search_nodes(query, mode="keyword", limit=50).results]
-    semantic = [h.uid for h in graph.search_nodes(query, mode="semantic", limit=50).results]
+    keyword = [h.uid for h in reader.search_nodes(query, mode="keyword", limit=50).results]
+    semantic = [h.uid for h in reader.search_nodes(query, mode="semantic", limit=50).results]
     expected: dict[str, float] = defaultdict(float)
     for rank, uid in enumerate(keyword, 1):
         expected[uid] += 1 / (RRF_K + rank)
     for rank, uid in enumerate(semantic, 1):
         expected[uid] += SEMANTIC_WEIGHT / (RRF_K + rank)
-    hybrid = graph.search_nodes(query, mode="hybrid", limit=10).results
+    hybrid = reader.search_nodes(query, mode="hybrid", limit=10).results
     assert [h.score for h in hybrid] == pytest.approx(sorted(expected.values(), reverse=True)[:10])
     for hit in hybrid:
         assert hit.score == pytest.approx(expected[hit.uid])
@@ -256,24 +256,24 @@ def test_fuse_scores_and_ties() -> None:
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
 def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
-    graph = DiscourseReader(embedded)
-    claims = graph.search_nodes(PARAPHRASE, mode=mode, node_type="CLM", limit=20)
+    reader = DiscourseReader(embedded)
+    claims = reader.search_nodes(PARAPHRASE, mode=mode, node_type="CLM", limit=20)
     assert claims.results and {h.nodeType for h in claims.results} == {"Claim"}
-    by = graph.search_nodes("actin", mode=mode, creator="Rebecca Lee", limit=20)
+    by = reader.search_nodes("actin", mode=mode, creator="Rebecca Lee", limit=20)
     assert by.results and {h.creator for h in by.results} == {"Rebecca Lee"}
-    datasets = graph.search_nodes("actin", mode=mode, dataset="akamatsulab-sample", limit=5)
+    datasets = reader.search_nodes("actin", mode=mode, dataset="akamatsulab-sample", limit=5)
     assert {h.dataset for h in datasets.results} == {"akamatsulab-sample"}
-    ordered = graph.search_nodes("actin", mode=mode, order_by="created", limit=10)
+    ordered = reader.search_nodes("actin", mode=mode, order_by="created", limit=10)
     created = [h.created or "" for h in ordered.results]
     assert created == sorted(created, reverse=True)
 
 
 def test_semantic_search_errors_say_what_to_do(sample_brain: LabBrain) -> None:
-    graph = DiscourseReader(sample_brain)
+    reader = DiscourseReader(sample_brain)
     with pytest.raises(SemanticUnavailable, match="no vectors .* run `labbrain embed`"):
-        graph.search_nodes("actin", mode="semantic")
+        reader.search_nodes("actin", mode="semantic")
     with pytest.raises(InvalidArgument, match="one of keyword, semantic, hybrid"):
-        graph.search_nodes("actin", mode="fuzzy")
+        reader.search_nodes("actin", mode="fuzzy")
 
 
 def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
@@ -286,12 +286,12 @@ def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
         mine = brain.vectors
         provider = provider_for(settings_for(":memory:"))
         mine.update(provider, mine.plan(brain.index, provider.model_id))
-        graph = DiscourseReader(brain)
-        found = graph.search_nodes("actin")
+        reader = DiscourseReader(brain)
+        found = reader.search_nodes("actin")
         assert found.mode == "keyword"
         assert found.note is not None and "computed with all-MiniLM-L6-v2" in found.note
         with pytest.raises(SemanticUnavailable, match="computed with all-MiniLM-L6-v2"):
-            graph.search_nodes("actin", mode="semantic")
+            reader.search_nodes("actin", mode="semantic")
 
 
 # ------------------------------------------------------------------ the vector index
@@ -434,9 +434,9 @@ def test_mcp_embed_nodes_then_search_nodes_by_meaning() -> None:
 
 # ------------------------------------------------------------------ related pages, claims
 def test_related_pages_add_closeness_in_meaning(embedded: LabBrain) -> None:
-    graph = DiscourseReader(embedded)
-    memory = Projects(embedded, graph, AgentWriter(embedded.store, agent="test"))
-    related = RelatedPagesFinder(memory).find("6UZgCRpMS", limit=100)
+    reader = DiscourseReader(embedded)
+    projects = Projects(embedded, reader, AgentWriter(embedded.store, agent="test"))
+    related = RelatedPagesFinder(projects).find("6UZgCRpMS", limit=100)
     meaning = [
         (page.uid, reason)
         for page in related.related

@@ -2172,17 +2172,17 @@ def test_cached_answers_follow_loads_and_drops(make_settings: MakeSettings) -> N
 
     with LabBrain(make_settings()) as brain:
         brain.load(str(SAMPLE))
-        graph = DiscourseReader(brain)
-        first = graph.get_schema()
-        gaps = graph.find_gaps().counts
+        reader = DiscourseReader(brain)
+        first = reader.get_schema()
+        gaps = reader.find_gaps().counts
         assert [d.dataset for d in first.datasets] == ["akamatsulab-sample"]
         brain.load(str(REAL))
-        second = graph.get_schema()
+        second = reader.get_schema()
         assert [d.dataset for d in second.datasets] == [
             "akamatsulab-sample",
             "dg-social-media-polarization",
         ]
-        assert graph.find_gaps().counts != gaps
+        assert reader.find_gaps().counts != gaps
         brain.drop("dg-social-media-polarization")
-        assert graph.get_schema() == first
-        assert graph.find_gaps().counts == gaps
+        assert reader.get_schema() == first
+        assert reader.find_gaps().counts == gaps

@@ -52,12 +52,12 @@ class AgentTools:
 
     @classmethod
     def open(cls, brain: LabBrain) -> AgentTools:
-        graph = DiscourseReader(brain)
+        reader = DiscourseReader(brain)
         writer = AgentWriter(brain.store, agent=AGENT)
         return cls(
-            Findings(Projects(brain, graph, writer)),
-            Memories(brain, graph, writer),
-            Propositions(brain, graph, writer),
+            Findings(Projects(brain, reader, writer)),
+            Memories(brain, reader, writer),
+            Propositions(brain, reader, writer),
         )
 
 

@@ -432,7 +432,7 @@ def test_kill_while_the_task_ledger_is_written(
 
 def answers(brain: LabBrain, uids: tuple[str, ...]) -> dict[str, Any]:
     """What readers of the index see: search hits with snippets and scores, and nodes."""
-    graph = DiscourseReader(brain)
+    reader = DiscourseReader(brain)
     return {
         "search": {
             text: [
@@ -441,7 +441,7 @@ def answers(brain: LabBrain, uids: tuple[str, ...]) -> dict[str, Any]:
             ]
             for text in QUERIES
         },
-        "nodes": {uid: graph.get_node(uid).model_dump() for uid in uids},
+        "nodes": {uid: reader.get_node(uid).model_dump() for uid in uids},
         "count": brain.index.count(),
     }
 
