@@ -430,7 +430,9 @@ def test_a_stopped_restore_is_undone_at_the_next_open(
         _fail_sync(monkeypatch, 0)
     else:
         _fail_on_rename(monkeypatch, len(present_files(other, RESTORED)) + 1)
-    monkeypatch.setattr(backup_module, "_roll_back", lambda directory, aside: None)  # "killed"
+    monkeypatch.setattr(
+        backup_module, "roll_back_restore", lambda directory, aside: None
+    )  # "killed"
     with pytest.raises(Failure):
         backup_module.restore_store(settings_for(other), sample_backup, replace=True)
     monkeypatch.undo()

@@ -60,12 +60,12 @@ from labbrain.store.journal import (
     RESTORE_STAGING,
     RESTORED,
     fsync_dir,
+    present_files,
     recover,
     recover_restore,
     remove_path,
+    roll_back_restore,
 )
-from labbrain.store.journal import present_files as _present
-from labbrain.store.journal import roll_back_restore as _roll_back
 from labbrain.store.local import WriterLock, open_store
 
 FORMAT_VERSION = 1
@@ -478,19 +478,19 @@ def _swap_in(directory: Path, staging: Path, manifest: Manifest) -> SyncReport:
     aside.mkdir()
     fsync_dir(directory)
     try:
-        for name in _present(directory, RESTORED):
+        for name in present_files(directory, RESTORED):
             (directory / name).rename(aside / name)
         (aside / ALL_ASIDE).touch()
         fsync_dir(aside)
         fsync_dir(directory)
-        for name in _present(staging, RESTORED):
+        for name in present_files(staging, RESTORED):
             (staging / name).rename(directory / name)
         fsync_dir(directory)
         verify_database(directory, manifest, what="the restored database")
         report = _sync_index(directory)
         aside.rename(directory / RESTORE_DISCARD)  # the commit
     except BaseException:
-        _roll_back(directory, aside)
+        roll_back_restore(directory, aside)
         raise
     fsync_dir(directory)
     shutil.rmtree(directory / RESTORE_DISCARD, ignore_errors=True)
