@@ -122,7 +122,6 @@ class LabBrain:
         graph: str | None = None,
         fmt: str | None = None,
         progress: Progress | None = None,
-        data: bytes | None = None,
         read: SourceInput | None = None,
         load_id: str | None = None,
     ) -> LoadReport:
@@ -136,7 +135,6 @@ class LabBrain:
                 graph=graph,
                 fmt=fmt,
                 progress=progress,
-                data=data,
                 read=read,
                 index_sink=self.index.replace_graph,
                 load_id=load_id,

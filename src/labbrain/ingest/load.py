@@ -418,15 +418,14 @@ def load_source(
     graph: str | None = None,
     fmt: str | None = None,
     progress: Progress | None = None,
-    data: bytes | None = None,
     read: SourceInput | None = None,
     index_sink: IndexSink | None = None,
     load_id: str | None = None,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
 
-    ``read`` is the input as :func:`read_input` gave it (it then stands for ``fmt`` and
-    ``data``); otherwise the input is read here, from ``data`` if given, else from ``source``.
+    ``read`` is the input as :func:`read_input` gave it (it then stands for ``fmt``);
+    otherwise the input is read here, from ``source``.
 
     All or nothing: on any error (also one raised by ``progress``) the store is unchanged.
     ``load_id`` names the load in its record (default: a fresh one), so that a caller that
@@ -445,7 +444,7 @@ def load_source(
 
     step("read")
     if read is None:
-        read = read_input(source, settings, fmt, data)
+        read = read_input(source, settings, fmt)
     step("repair_context")
     prepared = prepare(read.data, source, read.fmt, settings)
     entries = prepared.entries

@@ -11,7 +11,6 @@ results with a message saying what to do (:func:`labbrain.mcp.common.bind`).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from labbrain import __version__
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, StoreError
-from labbrain.ingest.load import LoadReport
+from labbrain.ingest.load import LoadReport, read_input
 from labbrain.mcp import resources
 from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
@@ -67,16 +66,15 @@ def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
     source = Path(path)
     if not source.is_file():
         raise InputError(f"DATA_PATH {path}: no such file")
-    data = source.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if any(dataset["sourceDigest"] == digest for dataset in brain.datasets()):
+    read = read_input(path, brain.settings)  # read, format detected and hashed once
+    if any(dataset["sourceDigest"] == read.digest for dataset in brain.datasets()):
         return None
     if brain.read_only:
         raise StoreError(
             f"DATA_PATH {path} is not loaded yet and another labbrain process holds the store "
             "for writing; stop it (or load the file with `labbrain load` once it is free)"
         )
-    return brain.load(path, data=data)
+    return brain.load(path, read=read)
 
 
 @contextmanager
