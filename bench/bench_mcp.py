@@ -353,17 +353,19 @@ def _items(tool: str, text: str) -> tuple[int | None, int | None]:
         value = data.get(key)
         return len(value) if isinstance(value, list | dict) else None
 
+    # labbrain says ``listed`` (items in the answer) and ``total`` (items matched); the
+    # reference server says ``count`` and ``totalNodes``.
     if tool == "get_node_neighborhood":
-        total = data.get("totalNodes")
+        total = data.get("listed", data.get("totalNodes"))
         return total, total
     if tool == "get_researcher_contributions":
         shown = size("contributions") if "contributions" in data else size("nodes")
-        return shown, data.get("totalNodes", data.get("count"))
+        return shown, data.get("total", data.get("totalNodes", data.get("count")))
     if tool == "get_node":
         return size("linkedNodes"), None
     if tool == "get_schema":
         return size("nodeTypes"), None
-    count = data.get("count")
+    count = data.get("listed", data.get("count"))
     return count, data.get("total", count)
 
 

@@ -347,7 +347,7 @@ def test_cursor_pages_have_no_gaps_or_repeats_even_when_one_is_added(tools: Tool
     first = tools.ok("list_propositions", {"limit": 10})
     assert [p["id"] for p in first["propositions"]] == ids[:10]
     assert [p["content"] for p in first["propositions"]] == contents[:10]
-    assert (first["count"], first["total"]) == (10, 25)
+    assert (first["listed"], first["total"]) == (10, 25)
     assert first["note"] == "15 more; pass nextCursor as cursor for the next page"
     late = tools.add("Recorded between two pages")["id"]
     second = tools.ok("list_propositions", {"limit": 10, "cursor": first["nextCursor"]})
@@ -365,7 +365,7 @@ def test_list_when_empty_and_bad_cursors(tools: Tools) -> None:
     empty = tools.ok("list_propositions", {})
     assert empty == {
         "propositions": [],
-        "count": 0,
+        "listed": 0,
         "total": 0,
         "nextCursor": None,
         "note": "no propositions yet; add_proposition records one",
@@ -624,7 +624,7 @@ def test_contradictions_recorded_on_a_proposition(tools: Tools) -> None:
             "why": "recorded: it refutes this proposition",
         },
     ]
-    assert answer["count"] == 2 and answer["note"] is None
+    assert answer["listed"] == 2 and answer["note"] is None
     # the other side sees it too, and the same claim found by its exact wording
     other = tools.ok("find_contradictions", {"claim": rival["id"]})
     assert other["contradictions"][0]["item"] == prop_end(claim)
@@ -737,7 +737,7 @@ def test_contradictions_through_similar_propositions(tools: Tools) -> None:
 def test_no_contradictions_says_so(tools: Tools) -> None:
     lone = tools.add("Quokkas are cheerful", 0.9)
     answer = tools.ok("find_contradictions", {"claim": lone["id"]})
-    assert answer["contradictions"] == [] and answer["count"] == 0
+    assert answer["contradictions"] == [] and answer["listed"] == 0
     assert answer["note"] == (
         "nothing recorded or in the lab's graph conflicts with this claim; "
         "get_claim_status weighs a lab claim's evidence"
@@ -905,7 +905,7 @@ def test_a_read_only_server_refuses_writes(disk_sample: Path) -> None:
                 in text
             )
             assert [p["id"] for p in tools.ok("list_propositions", {})["propositions"]] == [pid]
-            assert tools.ok("find_contradictions", {"claim": pid})["count"] == 0
+            assert tools.ok("find_contradictions", {"claim": pid})["listed"] == 0
 
 
 def test_created_times_are_written_as_the_store_reads_them() -> None:

@@ -190,7 +190,7 @@ def test_memory_tools_without_a_domain_say_how_to_get_one(tools: Tools) -> None:
         assert tools.error(name, **arguments) == NO_DOMAIN, name
     assert tools.ok("list_domains") == {
         "domains": [],
-        "count": 0,
+        "listed": 0,
         "active": None,
         "note": "no domains yet; create_domain makes one",
     }
@@ -493,7 +493,7 @@ def test_search_ranks_and_filters(tools: Tools) -> None:
 
     def names(**arguments: Any) -> list[str]:
         answer = tools.ok("search_memories", **arguments)
-        assert answer["count"] == len(answer["results"])
+        assert answer["listed"] == len(answer["results"])
         return [ids[hit["id"]] for hit in answer["results"]]
 
     # Both words first; then one word, "tension" (in 2 of 5) weighing more than "actin"
@@ -520,7 +520,7 @@ def test_search_ranks_and_filters(tools: Tools) -> None:
     assert names(query="", tags=["simulation"]) == ["cytosim"]
 
     capped = tools.ok("search_memories", query="actin", limit=2)
-    assert capped["count"] == 2
+    assert capped["listed"] == 2
     assert capped["note"] == "showing 2 of 4; raise limit (up to 100) or add tags/path"
     none = tools.ok("search_memories", query="myosin")
     assert none["results"] == [] and none["note"] == (

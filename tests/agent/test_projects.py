@@ -146,7 +146,7 @@ def test_project_lifecycle(tools: InProcessTools) -> None:
     )
 
     listed = tools.ok("list_projects")
-    assert listed["active"] == "membrane-tension" and listed["count"] == 2
+    assert listed["active"] == "membrane-tension" and listed["listed"] == 2
     assert [(p["project"], p["name"], p["active"]) for p in listed["projects"]] == [
         ("actin-cytosim", "Actin & Cytosim!", False),
         ("membrane-tension", "Membrane tension", True),
@@ -184,7 +184,7 @@ def test_a_fresh_store_has_no_projects(tools: InProcessTools) -> None:
     assert tools.ok("list_projects") == {
         "projects": [],
         "active": None,
-        "count": 0,
+        "listed": 0,
         "note": "no projects yet; create_project makes one",
     }
 
@@ -349,7 +349,7 @@ def test_list_and_delete_findings(project: InProcessTools) -> None:
         ref("D6SNboBqO"),
         ref("ntE1a3kG3"),
     ]
-    assert (listed["count"], listed["total"], listed["nextOffset"], listed["note"]) == (
+    assert (listed["listed"], listed["total"], listed["nextOffset"], listed["note"]) == (
         3,
         3,
         None,
@@ -426,7 +426,7 @@ def test_next_steps_at_cold_start_search_the_description_terms(project: InProces
     assert answer["steps"][2]["why"] == "'tension' is a key term of the project"
     # the suggested calls work
     hits = project.ok("search_nodes", **answer["steps"][0]["call"]["arguments"])
-    assert hits["count"] > 0
+    assert hits["listed"] > 0
 
 
 def test_next_steps_when_exploring_synthesise_what_was_read(project: InProcessTools) -> None:
@@ -560,8 +560,8 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     answer = first.ok("get_related_pages", uid=node, limit=100)
     assert answer["node"] == ref(node) and answer["project"] == "membrane-tension"
     uids = [page["uid"] for page in answer["related"]]
-    assert node not in uids and len(uids) == len(set(uids)) == answer["count"]
-    assert answer["count"] == answer["total"] and answer["note"] is None
+    assert node not in uids and len(uids) == len(set(uids)) == answer["listed"]
+    assert answer["listed"] == answer["total"] and answer["note"] is None
 
     # structural: through the shared node, typed relations read from the JSON
     question, source = "G1vFo969x", "Q55e-6Npi"
@@ -635,7 +635,7 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     assert answer["related"][0]["uid"] == "G1vFo969x"  # structural x3 and semantic
 
     capped = first.ok("get_related_pages", uid=node, limit=5)
-    assert capped["count"] == 5 and capped["total"] == answer["total"]
+    assert capped["listed"] == 5 and capped["total"] == answer["total"]
     assert [p["uid"] for p in capped["related"]] == uids[:5]
     assert capped["note"] == f"showing 5 of {answer['total']}; raise limit (up to 100)"
 

@@ -320,7 +320,8 @@ def test_the_cap_comes_from_the_environment_and_applies_to_every_tool(
             ],
         )
     assert len(text) <= 1500 and json.loads(text) == search
-    assert search["count"] >= 1 and len(search["results"]) < search["count"]
+    assert search["listed"] == len(search["results"]) >= 1
+    assert f"kept {search['listed']} of " in search["note"]
     assert marker_hint(search) == HINTS["search_nodes"]
     assert len(node_text) <= 1500 and json.loads(node_text) == node
 

@@ -44,6 +44,7 @@ from conftest import (
 )
 from helpers import ClientSession
 from labbrain.core import LabBrain
+from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.server import build_server
 
 T = TypeVar("T")
@@ -754,7 +755,7 @@ def test_search_finds_exactly_the_nodes_holding_the_word(
     assert len(expected) == total
     answer = ok(call("search_nodes", {"query": word, "limit": 100, "dataset": dataset}))
     assert {h["uid"] for h in answer["results"]} == expected
-    assert answer["count"] == len(expected)
+    assert answer["listed"] == len(expected)
     for hit in answer["results"]:
         _check_hit(hit, word)
     scores = [h["score"] for h in answer["results"]]
@@ -875,7 +876,7 @@ def test_search_relevance_ignores_the_sort_direction(call: CallFn) -> None:
 
 def test_search_limit_is_respected_with_a_note(call: CallFn) -> None:
     answer = ok(call("search_nodes", {"query": "network", "limit": 3}))
-    assert len(answer["results"]) == answer["count"] == 3
+    assert len(answer["results"]) == answer["listed"] == 3
     assert "3" in answer["note"]
     error(call("search_nodes", {"query": "network", "limit": 0}))
     error(call("search_nodes", {"query": "network", "limit": 101}))
@@ -883,7 +884,7 @@ def test_search_limit_is_respected_with_a_note(call: CallFn) -> None:
 
 def test_search_without_a_match_says_so(call: CallFn) -> None:
     answer = ok(call("search_nodes", {"query": "zqxjvwk"}))
-    assert answer["results"] == [] and answer["count"] == 0
+    assert answer["results"] == [] and answer["listed"] == 0
     assert answer["note"]
 
 
@@ -1017,7 +1018,7 @@ def test_get_linked_nodes_by_direction(server: MCPServer, direction: str) -> Non
         assert_ref(linked["node"], uid)
         assert linked["direction"] == direction
         keys = link_keys(linked["linkedNodes"])
-        assert len(keys) == len(set(keys)) == linked["count"]
+        assert len(keys) == len(set(keys)) == linked["listed"]
         assert set(keys) == export.links(uid, direction)
         assert {k[0] for k in keys} == (
             {"outgoing", "incoming"} if direction == "both" else {direction}
@@ -1030,7 +1031,7 @@ def test_get_linked_nodes_by_direction(server: MCPServer, direction: str) -> Non
 def test_get_linked_nodes_of_an_isolated_node(call: CallFn) -> None:
     lonely = next(uid for uid in sorted(REAL_EXPORT.pages) if not REAL_EXPORT.links(uid))
     linked = ok(call("get_linked_nodes", {"uid": lonely}))
-    assert linked["linkedNodes"] == [] and linked["count"] == 0
+    assert linked["linkedNodes"] == [] and linked["listed"] == 0
     assert linked["note"]
     assert "direction" in error(call("get_linked_nodes", {"uid": lonely, "direction": "up"}))
 
@@ -1160,7 +1161,7 @@ def _check_creators(creators: list[Json], expected: dict[str, CreatorCounts]) ->
 def test_contributions_of_everyone(call: CallFn) -> None:
     answer = ok(call("get_researcher_contributions", {}))
     _check_creators(answer["creators"], creator_counts(EXPORTS.values()))
-    assert answer["nodes"] == [] and answer["totalNodes"] == 0
+    assert answer["nodes"] == [] and answer["total"] == 0
 
 
 def test_contributions_of_the_real_corpus_alone(real_call: CallFn) -> None:
@@ -1196,7 +1197,7 @@ def test_contributions_of_one_creator(call: CallFn, creator: str, node_type: str
     answer = ok(call("get_researcher_contributions", arguments))
     expected = creator_counts(EXPORTS.values(), label)
     _check_creators(answer["creators"], {creator: expected[creator]})
-    assert answer["totalNodes"] == len(mine)
+    assert answer["total"] == len(mine)
     assert {n["uid"] for n in answer["nodes"]} == {p.uid for p in mine}
     assert not answer["truncated"]
     for node in answer["nodes"]:
@@ -1215,7 +1216,7 @@ def test_contributions_of_a_known_creator_without_nodes_of_that_type(call: CallF
     answer = ok(
         call("get_researcher_contributions", {"creator": "Joel Chan", "nodeType": "Result"})
     )
-    assert answer["nodes"] == [] and answer["totalNodes"] == 0
+    assert answer["nodes"] == [] and answer["total"] == 0
 
 
 def test_contributions_of_an_unknown_creator_list_the_creators(call: CallFn) -> None:
@@ -1285,7 +1286,7 @@ def _rel_keys(answer: Json) -> set[tuple[str, str, str, str]]:
                 rel["destination"]["uid"],
             )
         )
-    assert len(keys) == len(answer["relationships"]) == answer["count"]
+    assert len(keys) == len(answer["relationships"]) == answer["listed"]
     return keys
 
 
@@ -1318,7 +1319,7 @@ def test_get_relationships_counts_by_label_in_the_real_corpus(
     answer = ok(real_call("get_relationships", {"relationshipType": label}))
     expected = _expected_rels([REAL_EXPORT], lambda r: r.label == label)
     assert len(expected) == count
-    assert answer["total"] == answer["count"] == count
+    assert answer["total"] == answer["listed"] == count
     assert _rel_keys(answer) == expected
 
 
@@ -1333,11 +1334,32 @@ def test_get_relationships_limit_truncates(call: CallFn) -> None:
     expected = _expected_rels(EXPORTS.values(), lambda r: r.label == "Supports")
     assert len(expected) == 37 + 18 + 17 + 65
     answer = ok(call("get_relationships", {"relationshipType": "Supports"}))
-    assert answer["count"] == 100 and answer["total"] == len(expected)
+    assert answer["listed"] == 100 and answer["total"] == len(expected)
     assert answer["truncated"] and str(len(expected)) in answer["note"]
     assert _rel_keys(answer) <= expected
     full = ok(call("get_relationships", {"relationshipType": "Supports", "limit": 500}))
     assert _rel_keys(full) == expected and not full["truncated"]
+
+
+def test_a_capped_answer_counts_what_it_lists_and_what_matched(
+    server: MCPServer, call: CallFn
+) -> None:
+    """Cut by the output cap, a list answer's ``listed`` is the items it shows and its
+    ``total`` all that matched (a stale count once said 65 beside 58 items)."""
+    supports = _expected_rels(EXPORTS.values(), lambda r: r.label == "Supports")
+    hub = max(REAL_EXPORT.pages, key=lambda u: len(REAL_EXPORT.links(u)))
+    assert isinstance(server, CappedServer)
+    cap, server.max_chars = server.max_chars, 6_000
+    try:
+        rels = ok(call("get_relationships", {"relationshipType": "Supports", "limit": 500}))
+        hood = ok(call("get_node_neighborhood", {"uid": hub, "depth": 2}))
+    finally:
+        server.max_chars = cap
+    assert rels["truncated"] and "answer cut" in rels["note"]
+    assert 1 <= rels["listed"] == len(rels["relationships"]) < len(supports) == rels["total"]
+    assert _rel_keys(rels) < supports
+    assert hood["truncated"] and "answer cut" in hood["note"]
+    assert hood["listed"] == sum(len(hop) for hop in hood["nodesByHop"]) >= 1
 
 
 def test_get_relationships_by_source_and_destination(call: CallFn) -> None:
@@ -1389,8 +1411,7 @@ def _check_neighborhood(
     assert_ref(hood["start"], start)
     got = [{n["uid"] for n in hop} for hop in hood["nodesByHop"]]
     assert got == expected, start
-    assert hood["hopCounts"] == [1] + [len(hop) for hop in hood["nodesByHop"]]
-    assert hood["totalNodes"] == sum(len(hop) for hop in expected)
+    assert hood["listed"] == sum(len(hop) for hop in expected)
     assert not hood["truncated"] and hood["note"] is None
     reached = {start}
     for number, hop in enumerate(hood["nodesByHop"], start=1):
@@ -1495,16 +1516,16 @@ def test_get_node_neighborhood_depth_one_is_the_linked_nodes(
         one, two, linked = answers[3 * index : 3 * index + 3]
         neighbours = {link["node"]["uid"] for link in linked["linkedNodes"]}
         assert {n["uid"] for n in one["nodesByHop"][0]} == neighbours
-        assert one["hopCounts"] == [1, len(neighbours)]
+        assert one["listed"] == len(neighbours)
         assert {n["uid"] for n in two["nodesByHop"][0]} == neighbours
-        assert two["totalNodes"] >= one["totalNodes"]
+        assert two["listed"] >= one["listed"]
 
 
 def test_get_node_neighborhood_limit_truncates(call: CallFn) -> None:
     uid = max(REAL_EXPORT.pages, key=lambda u: len(REAL_EXPORT.links(u)))
     assert len(REAL_EXPORT.links(uid)) > 3
     hood = ok(call("get_node_neighborhood", {"uid": uid, "depth": 2, "limit": 3}))
-    assert hood["totalNodes"] == 3
+    assert hood["listed"] == 3
     assert sum(len(hop) for hop in hood["nodesByHop"]) == 3
     assert hood["truncated"] and "3" in hood["note"]
 

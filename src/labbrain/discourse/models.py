@@ -6,11 +6,25 @@ Every model that names a node carries its attribution: creator, created date and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Direction = Literal["outgoing", "incoming", "both"]
+
+
+def listed_count(of: str, **field: Any) -> Any:
+    """A field counting the items of the answer's list ``of`` (of a list of lists: the inner
+    items). The schema names that list under ``counts``, and the MCP output cap keeps the
+    count equal to what the answer lists after a cut (:mod:`labbrain.mcp.caps`)."""
+    return Field(
+        description=f"items in {of} in this answer", json_schema_extra={"counts": of}, **field
+    )
+
+
+def total_count(what: str = "items that matched, however many are listed", **field: Any) -> Any:
+    """A field counting everything the request matched, however many the answer lists."""
+    return Field(description=what, **field)
 
 
 class NodeRef(BaseModel):
@@ -41,7 +55,7 @@ class SearchNodesResult(BaseModel):
     """Search results, best first (or in the requested order)."""
 
     results: list[SearchResult]
-    count: int
+    listed: int = listed_count("results")
     mode: Literal["keyword", "semantic", "hybrid"] = Field(
         default="keyword", description="how the results were found"
     )
@@ -79,7 +93,8 @@ class LinkedNodesResult(BaseModel):
     node: NodeRef
     direction: Direction
     linkedNodes: list[Link]
-    count: int
+    listed: int = listed_count("linkedNodes")
+    total: int = total_count()
     truncated: bool = False
     note: str | None = None
 
@@ -140,7 +155,8 @@ class ContributionsResult(BaseModel):
 
     creators: list[CreatorStats]
     nodes: list[NodeRef] = Field(default_factory=list)
-    totalNodes: int = 0
+    listed: int = listed_count("nodes", default=0)
+    total: int = total_count("the creator's nodes (of nodeType), however many are listed", default=0)
     truncated: bool = False
     note: str | None = None
 
@@ -167,8 +183,8 @@ class RelationshipsResult(BaseModel):
     """Typed relations matching the filters."""
 
     relationships: list[Relationship]
-    count: int
-    total: int
+    listed: int = listed_count("relationships")
+    total: int = total_count()
     truncated: bool = False
     note: str | None = None
 
@@ -202,10 +218,9 @@ class NeighborhoodResult(BaseModel):
     start: NodeRef
     depth: int
     direction: Direction
-    hopCounts: list[int]
     nodesByHop: list[list[NeighborNode]]
     edges: list[Edge]
-    totalNodes: int
+    listed: int = listed_count("nodesByHop")
     truncated: bool = False
     note: str | None = None
 

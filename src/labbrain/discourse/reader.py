@@ -171,7 +171,7 @@ class DiscourseReader:
             note = "no match; try other words, or get_schema for node types and datasets"
         if found.note:
             note = f"{found.note}; {note}" if note else found.note
-        return SearchNodesResult(results=results, count=len(results), mode=found.mode, note=note)
+        return SearchNodesResult(results=results, listed=len(results), mode=found.mode, note=note)
 
     # ------------------------------------------------------------------ one node
     def _edges(self, node: IndexedNode) -> list[_EdgeRow]:
@@ -238,7 +238,8 @@ class DiscourseReader:
             node=node_ref(node),
             direction=direction,
             linkedNodes=links[:MAX_LINKS],
-            count=len(links),
+            listed=min(len(links), MAX_LINKS),
+            total=len(links),
             truncated=len(links) > MAX_LINKS,
             note=note,
         )
@@ -378,7 +379,8 @@ class DiscourseReader:
         return ContributionsResult(
             creators=creators,
             nodes=[node_ref(n) for n in nodes],
-            totalNodes=total,
+            listed=len(nodes),
+            total=total,
             truncated=total > len(nodes),
             note=f"showing the newest {len(nodes)} of {total}; narrow with nodeType"
             if total > len(nodes)
@@ -405,7 +407,7 @@ class DiscourseReader:
             params["destination"] = destination.iri
             if graph is not None and destination.graph != graph:
                 apart = "the two nodes are in different datasets"
-                return RelationshipsResult(relationships=[], count=0, total=0, note=apart)
+                return RelationshipsResult(relationships=[], listed=0, total=0, note=apart)
             graph = destination.graph
         if graph is None:
             scoped = self.datasets(dataset)
@@ -445,7 +447,7 @@ class DiscourseReader:
             note = f"no relationships match; relationship types: {', '.join(labels)}"
         return RelationshipsResult(
             relationships=relationships,
-            count=len(relationships),
+            listed=len(relationships),
             total=total,
             truncated=total > limit,
             note=note,
@@ -543,10 +545,9 @@ class DiscourseReader:
             start=node_ref(start),
             depth=depth,
             direction=direction,
-            hopCounts=[1] + [len(h) for h in hops[1:]],
             nodesByHop=hops[1:],
             edges=edges,
-            totalNodes=total,
+            listed=total,
             truncated=truncated,
             note=f"stopped at {limit} nodes; lower depth or add filters" if truncated else None,
         )

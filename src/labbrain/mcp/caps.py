@@ -213,6 +213,8 @@ def fit(data: Json, cap: int, schema: Schema | None = None, *, text: str | None 
         current = step(work, cap, schema)
         if len(current) <= cap:
             break
+    if _recount(work, schema):
+        current = dumps(work)
     after = _list_lengths(work, schema)
     cut = [path for path, total in before.items() if after.get(path, 0) < total]
     lists = {  # lists inside a cut list lose items with it: only the outermost are named
@@ -226,6 +228,28 @@ def fit(data: Json, cap: int, schema: Schema | None = None, *, text: str | None 
     }
     strings = sum(1 for value in _strings(work) if _is_cut(value)) - marked
     return Fitted(work, current, len(full), lists, strings, True, len(current) <= cap)
+
+
+def _recount(work: Json, schema: Schema | None) -> bool:
+    """Set each count the schema ties to a list (a property with ``counts``: the list's name)
+    to the items that list holds now (a list of lists: its inner items); True if one changed.
+    Counts only fall, so the text never grows."""
+    root = _resolve(schema, schema) if schema is not None else None
+    properties = root.get("properties") if root is not None else None
+    if not isinstance(work, dict) or not isinstance(properties, Mapping):
+        return False
+    changed = False
+    for name, prop in properties.items():
+        of = prop.get("counts") if isinstance(prop, Mapping) else None
+        items = work.get(of) if isinstance(of, str) else None
+        if not isinstance(items, list) or not isinstance(work.get(name), int):
+            continue
+        nested = bool(items) and all(isinstance(item, list) for item in items)
+        now = sum(len(item) for item in items) if nested else len(items)
+        if work[name] != now:
+            work[name] = now
+            changed = True
+    return changed
 
 
 # ------------------------------------------------------------------- finding what can be cut

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from labbrain.discourse.models import NodeRef
+from labbrain.discourse.models import NodeRef, listed_count
 
 RelationName = Literal["supports", "refutes", "extends", "implies", "contradicts"]
 
@@ -100,7 +100,7 @@ class PropositionPage(BaseModel):
     """One page of propositions, oldest first."""
 
     propositions: list[Proposition]
-    count: int
+    listed: int = listed_count("propositions")
     total: int = Field(description="propositions recorded in all")
     nextCursor: str | None = Field(
         description="pass as cursor for the next page; null on the last page"
@@ -178,5 +178,5 @@ class ContradictionsResult(BaseModel):
         description="propositions found similar to the claim, whose opposing relations were read"
     )
     contradictions: list[Contradiction]
-    count: int
+    listed: int = listed_count("contradictions")
     note: str | None = None

@@ -529,6 +529,6 @@ class PropositionPaths:
             subjectReason=subject_reason,
             similar=[Propositions.ref(p) for p, _ in similar],
             contradictions=contradictions,
-            count=len(contradictions),
+            listed=len(contradictions),
             note=note,
         )

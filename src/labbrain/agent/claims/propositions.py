@@ -432,7 +432,7 @@ class Propositions:
             note = f"{len(rows) - limit} more; pass nextCursor as cursor for the next page"
         return PropositionPage(
             propositions=[self.model(p) for p in page],
-            count=len(page),
+            listed=len(page),
             total=total,
             nextCursor=encode_cursor(page[-1].sequence) if more else None,
             note=note,

@@ -138,7 +138,7 @@ class Domains:
         domains = [_domain_row(row, active) for row in rows]
         chosen = next((d.id for d in domains if d.active), None)
         note = None if domains else "no domains yet; create_domain makes one"
-        return DomainListResult(domains=domains, count=len(domains), active=chosen, note=note)
+        return DomainListResult(domains=domains, listed=len(domains), active=chosen, note=note)
 
     def select_domain(self, ident: str, *, key: str | None = None) -> DomainResult:
         """Make a domain the active one (durably, for this agent) and record the access."""

@@ -387,7 +387,7 @@ class Memories:
             note = "no memory matches; try other words or fewer filters (store_memory adds one)"
         shown = hits[:limit]
         return SearchMemoriesResult(
-            domain=domain_id(graph), results=shown, count=len(shown), note=note
+            domain=domain_id(graph), results=shown, listed=len(shown), note=note
         )
 
     # ------------------------------------------------------------------ edges

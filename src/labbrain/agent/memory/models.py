@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from labbrain.discourse.models import NodeRef
+from labbrain.discourse.models import NodeRef, listed_count
 
 LinkTypeName = Literal["follows", "relates_to", "supports", "contradicts", "refines", "synthesizes"]
 TraverseDirection = Literal["outgoing", "incoming", "both"]
@@ -50,7 +50,7 @@ class DomainListResult(BaseModel):
     """Every memory domain, most recently accessed first."""
 
     domains: list[DomainInfo]
-    count: int
+    listed: int = listed_count("domains")
     active: str | None = Field(description="id of the active domain, if one is selected")
     note: str | None = None
 
@@ -136,7 +136,7 @@ class SearchMemoriesResult(BaseModel):
 
     domain: str
     results: list[MemoryHit]
-    count: int
+    listed: int = listed_count("results")
     note: str | None = None
 
 

@@ -162,7 +162,7 @@ class Findings:
         return FindingList(
             project=slug,
             findings=[self.projects.finding_model(slug, f, refs) for f in page],
-            count=len(page),
+            listed=len(page),
             total=len(findings),
             offset=offset,
             nextOffset=offset + limit if more else None,

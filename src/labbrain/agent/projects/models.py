@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from labbrain.discourse.models import NodeRef
+from labbrain.discourse.models import NodeRef, listed_count
 
 Stage = Literal["coldStart", "exploration", "convergence"]
 StepKind = Literal["search", "read", "synthesise", "formulate", "openQuestion", "contradiction"]
@@ -61,7 +61,7 @@ class ProjectList(BaseModel):
 
     projects: list[ProjectSummary]
     active: str | None = Field(description="slug of the active project")
-    count: int
+    listed: int = listed_count("projects")
     note: str | None = None
 
 
@@ -121,7 +121,7 @@ class FindingList(BaseModel):
 
     project: str
     findings: list[Finding]
-    count: int
+    listed: int = listed_count("findings")
     total: int = Field(description="findings matching, over all pages")
     offset: int
     nextOffset: int | None = Field(description="pass as offset for the next page; None: no more")
@@ -197,6 +197,6 @@ class RelatedPages(BaseModel):
     node: NodeRef
     project: str | None = Field(description="the project whose visits gave temporal reasons")
     related: list[RelatedPage]
-    count: int
+    listed: int = listed_count("related")
     total: int = Field(description="related nodes found before the cap")
     note: str | None = None

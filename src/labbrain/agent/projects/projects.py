@@ -264,7 +264,7 @@ class Projects:
             for row in templates.run(self.store, "projects_list")
         ]
         note = None if projects else "no projects yet; create_project makes one"
-        return ProjectList(projects=projects, active=active, count=len(projects), note=note)
+        return ProjectList(projects=projects, active=active, listed=len(projects), note=note)
 
     def get_project_context(self, project: str | None = None) -> ProjectContext:
         """A project at a glance: summary, distinct nodes and sessions, tags, and its newest

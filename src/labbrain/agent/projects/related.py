@@ -101,7 +101,7 @@ class RelatedPagesFinder:
                 RelatedPage(**node_ref(other).model_dump(), reasons=reasons)
                 for other, reasons in ranked[:limit]
             ],
-            count=min(limit, len(ranked)),
+            listed=min(limit, len(ranked)),
             total=len(ranked),
             note="; ".join(notes) or None,
         )
