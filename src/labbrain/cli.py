@@ -601,7 +601,7 @@ def search(
             out.print_json(json.dumps([hit.model_dump(mode="json") for hit in found.results]))
             return
         table = Table("score", "type", "title", "creator", "created", "snippet")
-        table.caption = f"{found.count} result(s), {found.mode} search"
+        table.caption = f"{found.listed} result(s), {found.mode} search"
         if found.note and found.note.startswith("keyword search only"):
             table.caption += f" ({found.note.split(';')[0]})"
         for hit in found.results:
