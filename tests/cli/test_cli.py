@@ -800,6 +800,13 @@ def test_search_json(loaded: Target) -> None:
     assert scores == sorted(scores, reverse=True)
 
 
+def test_search_with_an_unknown_type_lists_the_known_ones(loaded: Target) -> None:
+    result = invoke(loaded, "search", "membrane tension", "--type", "Banana")
+    one_line_error(
+        result, 2, "unknown node type 'Banana'", f"node types: {', '.join(sorted(SAMPLE_TYPES))}"
+    )
+
+
 def test_search_filters(loaded: Target) -> None:
     claims = json.loads(
         ok(invoke(loaded, "search", "membrane tension", "--json", "--type", "Claim"))

@@ -1688,8 +1688,15 @@ def test_find_path_relationship_filter(call: CallFn) -> None:
         assert {s["relationshipType"] for p in only["paths"] for s in p} == {"Supports"}
 
 
-def test_find_path_across_datasets_is_not_found(call: CallFn) -> None:
-    assert "5nRu3DAr8" in error(call("find_path", {"fromUid": "pqyDoNken", "toUid": "5nRu3DAr8"}))
+def test_find_path_across_datasets_says_where_each_node_is(call: CallFn) -> None:
+    sample, real = export_of("pqyDoNken"), export_of("5nRu3DAr8")
+    assert sample.slug != real.slug  # one node in each export
+    message = error(call("find_path", {"fromUid": "pqyDoNken", "toUid": "5nRu3DAr8"}))
+    assert f"5nRu3DAr8 is in dataset {real.slug}" in message
+    assert f"pqyDoNken in {sample.slug}" in message and "inside one dataset" in message
+    assert "no node with uid" not in message
+    missing = error(call("find_path", {"fromUid": "pqyDoNken", "toUid": "noSuchUid1"}))
+    assert "no node with uid noSuchUid1" in missing
 
 
 # ---------------------------------------------------------------------------------------
@@ -1918,6 +1925,32 @@ def test_find_gaps_node_type_filter(call: CallFn, node_type: str, gap: str) -> N
     for other in expected:
         if other != gap:
             assert answer[other] == [] and answer["counts"][other] == 0
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("search_nodes", {"query": "actin", "nodeType": "Banana"}),
+        ("get_researcher_contributions", {"nodeType": "Banana"}),
+        ("get_researcher_contributions", {"creator": "Matt Akamatsu", "nodeType": "Banana"}),
+        ("get_node_neighborhood", {"uid": "pqyDoNken", "nodeTypeFilter": "Banana"}),
+        ("find_gaps", {"nodeType": "Banana"}),
+    ],
+)
+def test_an_unknown_node_type_is_an_error_listing_the_loaded_types(
+    call: CallFn, tool: str, arguments: Json
+) -> None:
+    message = error(call(tool, arguments))
+    assert "unknown node type 'Banana'" in message
+    loaded = sorted({page.node_type for e in EXPORTS.values() for page in e.pages.values()})
+    assert message.endswith(f"node types: {', '.join(loaded)}"), message
+
+
+def test_a_type_the_ontology_knows_but_no_dataset_holds_selects_nothing(call: CallFn) -> None:
+    loaded = {page.node_type for e in EXPORTS.values() for page in e.pages.values()}
+    assert "Artifact" not in loaded  # a core node type of the ontology, absent from the exports
+    answer = ok(call("search_nodes", {"query": "actin", "nodeType": "Artifact"}))
+    assert answer["results"] == [] and answer["listed"] == 0
 
 
 def test_find_gaps_rejects_other_node_types_and_datasets(call: CallFn) -> None:

@@ -110,14 +110,24 @@ class DiscourseReader:
         return found[0], [_slug(n.graph) for n in found[1:]]
 
     def node_types_matching(self, node_type: str | None) -> list[str] | None:
-        """Type labels a ``nodeType`` filter selects: a label or a [[XXX]] code, any case."""
-        if not node_type:
+        """Type labels (lower case) a ``nodeType`` filter selects: a label or a [[XXX]]
+        code, any case. Raises InvalidArgument listing the loaded types when neither the
+        loaded datasets nor the ontology know the type (a known type with no node here
+        selects nothing)."""
+        if not node_type or not node_type.strip():
             return None
         wanted = node_type.strip()
         kind = vocabulary().node_kind_by_abbreviation(wanted)
         labels = {wanted.lower()}
         if kind is not None:
             labels.add(kind.label.lower())
+        known = kind is not None or vocabulary().node_kind_by_label(wanted) is not None
+        if not known and not self.brain.index.has_node_type(labels):
+            loaded = sorted({label for _, label, _ in self.brain.index.type_counts()})
+            raise InvalidArgument(
+                "nodeType",
+                f"unknown node type {wanted!r}; node types: {', '.join(loaded) or 'none loaded'}",
+            )
         return sorted(labels)
 
     def _refs(self, iris: Iterable[str], graph: str) -> dict[str, NodeRef]:
@@ -563,8 +573,7 @@ class DiscourseReader:
         """Shortest paths over typed relations (either direction), up to ``max_hops``."""
         if not 1 <= max_hops <= 6:
             raise InvalidArgument("maxHops", f"{max_hops} is outside 1..6")
-        start, _ = self.resolve(from_uid, dataset)
-        goal, _ = self.resolve(to_uid, _slug(start.graph))
+        start, goal = self._path_ends(from_uid, to_uid, dataset)
         labels = {t.lower() for t in relationship_types} if relationship_types else None
         if start.iri == goal.iri:
             return PathResult(found=True, length=0, paths=[], note="the two uids are the same node")
@@ -636,6 +645,33 @@ class DiscourseReader:
             truncated=truncated,
             note=f"showing {MAX_PATHS} of the shortest paths" if truncated else None,
         )
+
+    def _path_ends(
+        self, from_uid: str, to_uid: str, dataset: str | None
+    ) -> tuple[IndexedNode, IndexedNode]:
+        """The two nodes of a path, in the first dataset that holds both (paths follow the
+        relations of one export). Raises NodeNotFound for a uid no dataset in scope holds, and
+        InvalidArgument naming each node's datasets when no dataset holds both."""
+        starts = {n.graph: n for n in self._all_with_uid(from_uid, dataset)}
+        goals = {n.graph: n for n in self._all_with_uid(to_uid, dataset)}
+        for graph, start in starts.items():
+            if graph in goals:
+                return start, goals[graph]
+
+        def where(nodes: dict[str, IndexedNode]) -> str:
+            return ", ".join(_slug(graph) for graph in nodes)
+
+        raise InvalidArgument(
+            "toUid",
+            f"{to_uid.strip()} is in dataset {where(goals)} and {from_uid.strip()} in "
+            f"{where(starts)}; a path stays inside one dataset (relations do not cross "
+            "exports): pick two nodes of the same dataset",
+        )
+
+    def _all_with_uid(self, uid: str, dataset: str | None) -> list[IndexedNode]:
+        """Every node with this uid in the datasets in scope, at least one (else NodeNotFound)."""
+        first, _ = self.resolve(uid, dataset)
+        return [first, *self.brain.index.nodes_by_uid(uid.strip(), self.datasets(dataset))[1:]]
 
     # ------------------------------------------------------------------ analysis
     def get_claim_status(self, uid: str, dataset: str | None = None) -> ClaimStatusResult:

@@ -385,6 +385,17 @@ class TextIndex:
         )
         return [str(row[0]) for row in rows]
 
+    def has_node_type(self, labels: Iterable[str]) -> bool:
+        """True when some indexed node's type label is one of ``labels`` (any case)."""
+        self._before_read()
+        wanted = [label.lower() for label in labels]
+        row = self._db.execute(
+            f"SELECT 1 FROM nodes WHERE lower(node_type) IN ({','.join('?' * len(wanted))})"
+            " LIMIT 1",
+            wanted,
+        ).fetchone()
+        return row is not None
+
     def type_counts(self) -> list[tuple[str, str, int]]:
         """(graph, node type label, number of nodes) for every indexed type."""
         self._before_read()
