@@ -156,7 +156,9 @@ class ContributionsResult(BaseModel):
     creators: list[CreatorStats]
     nodes: list[NodeRef] = Field(default_factory=list)
     listed: int = listed_count("nodes", default=0)
-    total: int = total_count("the creator's nodes (of nodeType), however many are listed", default=0)
+    total: int = total_count(
+        "the creator's nodes (of nodeType), however many are listed", default=0
+    )
     truncated: bool = False
     note: str | None = None
 

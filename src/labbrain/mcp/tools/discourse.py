@@ -30,7 +30,7 @@ from labbrain.discourse.models import (
     SchemaResult,
     SearchNodesResult,
 )
-from labbrain.mcp.common import ToolContext, ToolSpec, answer
+from labbrain.mcp.common import WRITE, ToolContext, ToolSpec, answer
 from labbrain.mcp.images import ImageRefused, fetch_image
 
 Uid = Annotated[
@@ -259,7 +259,8 @@ def find_gaps(
 
 TOOLS = (
     ToolSpec(search_nodes, "Search nodes"),
-    ToolSpec(get_node, "Get node"),
+    # not read-only: while a project is active, each read is recorded as a visit
+    ToolSpec(get_node, "Get node", WRITE),
     ToolSpec(get_linked_nodes, "Get linked nodes"),
     ToolSpec(get_schema, "Get schema"),
     ToolSpec(get_researcher_contributions, "Researcher contributions"),

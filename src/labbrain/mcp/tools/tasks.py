@@ -16,6 +16,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from labbrain.discourse.models import listed_count, total_count
 from labbrain.mcp.allowlist import allowed_file
 from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, ToolContext, ToolSpec
 from labbrain.ops.workflows import ingest_params
@@ -55,7 +56,8 @@ class TaskList(BaseModel):
     """Tasks, newest first."""
 
     tasks: list[TaskSummary]
-    total: int
+    listed: int = listed_count("tasks")
+    total: int = total_count("tasks of that status, however many are listed")
     note: str | None = None
 
 
@@ -175,7 +177,12 @@ def list_tasks(
     note = None
     if len(states) > limit:
         note = f"showing {limit} of {len(states)}; raise limit or filter by status"
-    return TaskList(tasks=[summary(s) for s in states[:limit]], total=len(states), note=note)
+    return TaskList(
+        tasks=[summary(s) for s in states[:limit]],
+        listed=len(states[:limit]),
+        total=len(states),
+        note=note,
+    )
 
 
 async def cancel_task(
