@@ -202,3 +202,130 @@ def test_nodes_with_every_word_come_first(memory_brain: LabBrain, tmp_path: Path
     hits = [h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search("actin myosin").hits]
     assert hits[0] == "b"
     assert sorted(hits) == ["a", "b", "c"]
+
+
+# ---------------------------------------------------------------------------------------
+# ranking: small corpora built so that one rule decides the order
+# ---------------------------------------------------------------------------------------
+
+#: Nodes without any query word: they make the query words rare, so BM25 weighs them.
+FILLER = [
+    (f"filler-{i}", "SourceDocument", f"zeta eta theta {i}", "iota kappa lambda", None, None)
+    for i in range(6)
+]
+
+
+def ranked(
+    brain: LabBrain,
+    tmp_path: Path,
+    nodes: list[tuple[str, str, str, str, str | None, str | None]],
+    text: str,
+    **filters: object,
+) -> list[str]:
+    """Load ``nodes`` (name, dg: type, title, content, creator, created) plus the filler as
+    one dataset, search ``text`` with ``filters``, and return the names of the hits."""
+    lines = [
+        "@prefix dct: <http://purl.org/dc/terms/> .",
+        "@prefix sioc: <http://rdfs.org/sioc/ns#> .",
+        "@prefix dg: <https://discoursegraphs.com/schema/dg_core#> .",
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .",
+    ]
+    for name, kind, title, content, creator, created in [*nodes, *FILLER]:
+        node = f"<http://example.org/{name}> a dg:{kind} ; dct:title {title!r}"
+        node = node.replace("'", '"') + f' ; sioc:content "{content}"'
+        if creator:
+            node += f' ; dct:creator "{creator}"'
+        if created:
+            node += f' ; dct:created "{created}T00:00:00Z"^^xsd:dateTime'
+        lines.append(node + " .")
+    path = tmp_path / "ranking.ttl"
+    path.write_text("\n".join(lines) + "\n")
+    if not brain.datasets():
+        brain.load(str(path))
+    hits = brain.search(text, limit=20, **filters).hits  # type: ignore[arg-type]
+    return [hit.node.iri.rsplit("/", 1)[1] for hit in hits]
+
+
+def test_a_word_in_the_title_outranks_the_same_word_twice_in_the_content(
+    memory_brain: LabBrain, tmp_path: Path
+) -> None:
+    # Same lengths in each field; the content holds the word twice, the title once. Equal
+    # field weights would put the content node first (tf 2 > tf 1); titles weigh four times.
+    nodes = [
+        ("in-content", "Claim", "gamma delta", "actin actin epsilon", None, None),
+        ("in-title", "Claim", "actin delta", "gamma zeta epsilon", None, None),
+    ]
+    assert ranked(memory_brain, tmp_path, nodes, "actin") == ["in-title", "in-content"]
+
+
+def test_nodes_holding_every_word_come_before_stronger_partial_matches(
+    memory_brain: LabBrain, tmp_path: Path
+) -> None:
+    # By BM25 alone, "only-actin" (the word three times in its short title, where words
+    # weigh four times) and "only-myosin" (the other word in its title) score more than
+    # "both", which holds the two words once each in a long content. "both" comes first.
+    nodes = [
+        ("only-actin", "Claim", "actin actin actin", "epsilon", None, None),
+        (
+            "both",
+            "Claim",
+            "gamma delta",
+            "actin and myosin with several more words after them here",
+            None,
+            None,
+        ),
+        ("only-myosin", "Claim", "myosin", "epsilon", None, None),
+    ]
+    assert ranked(memory_brain, tmp_path, nodes, "actin myosin") == [
+        "both",
+        "only-actin",
+        "only-myosin",
+    ]
+
+
+#: Four nodes that all hold "actin" once in the title, differing by type, creator and date;
+#: "a-claim" holds "myosin" too, so it alone holds both words.
+FILTERED = [
+    ("a-claim", "Claim", "actin myosin", "epsilon", "Ada", "2021-03-01"),
+    ("b-evidence", "Evidence", "actin delta", "epsilon", "Ada", "2023-05-01"),
+    ("c-claim", "Claim", "actin gamma", "epsilon", "Bo", "2022-01-01"),
+    ("d-question", "Question", "actin beta", "epsilon", "Bo", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "filters", "expected"),
+    [
+        # equal scores: the iri breaks the tie; "a-claim" holds both words
+        ("actin myosin", {}, ["a-claim", "b-evidence", "c-claim", "d-question"]),
+        ("actin", {}, ["a-claim", "b-evidence", "c-claim", "d-question"]),
+        # the filter holds in the every-word pass and in the any-word pass
+        ("actin myosin", {"node_types": "claim"}, ["a-claim", "c-claim"]),
+        ("actin myosin", {"node_types": ["Evidence", "Question"]}, ["b-evidence", "d-question"]),
+        ("actin myosin", {"creator": "Bo"}, ["c-claim", "d-question"]),
+        ("actin", {"creator": "ada"}, []),  # creators match exactly
+        # sorted by a field: nodes without it last, whatever the direction
+        ("actin", {"order_by": "created"}, ["b-evidence", "c-claim", "a-claim", "d-question"]),
+        (
+            "actin",
+            {"order_by": "created", "descending": False},
+            ["a-claim", "c-claim", "b-evidence", "d-question"],
+        ),
+        ("actin", {"order_by": "title"}, ["a-claim", "c-claim", "b-evidence", "d-question"]),
+        (
+            "actin",
+            {"order_by": "title", "descending": False, "creator": "Ada"},
+            ["b-evidence", "a-claim"],
+        ),
+        # relevance is best first whatever the direction says
+        ("actin myosin", {"descending": False}, ["a-claim", "b-evidence", "c-claim", "d-question"]),
+    ],
+)
+def test_filters_and_orders_decide_the_exact_order(
+    memory_brain: LabBrain,
+    tmp_path: Path,
+    text: str,
+    filters: dict[str, object],
+    expected: list[str],
+) -> None:
+    assert ranked(memory_brain, tmp_path, FILTERED, text, **filters) == expected
