@@ -675,6 +675,9 @@ def test_strength_update_and_edge_removal(tools: Tools) -> None:
     assert rows == [{"s": "0.25"}]
     walk = tools.ok("traverse_memories", start=one, minStrength=0.3)
     assert walk["nodeCount"] == 1
+    # "at least minStrength": an edge exactly as strong as the bound is followed
+    at_bound = tools.ok("traverse_memories", start=one, minStrength=0.25)
+    assert at_bound["nodeCount"] == 2 and [e["id"] for e in at_bound["edges"]] == [edge]
 
     # Edges are kept in their source's domain and changed from there only.
     tools.domain("other")

@@ -167,6 +167,23 @@ def test_checkpoints_survive_a_reopen_and_answer_sparql(store_dir: Path) -> None
         )
 
 
+def test_a_pending_task_of_a_gone_process_is_interrupted_at_the_next_writable_open(
+    store_dir: Path,
+) -> None:
+    with LabBrain(settings_for(store_dir)) as brain:
+        runner = task_runner(brain)
+        pending = runner.create("reindex")  # recorded, never started
+        done = runner.start(runner.create("reindex").task_id)  # run inline to completion
+        assert done.status == "completed"
+        assert TaskLedger(brain.store).load(pending.task_id).status == "pending"
+    with LabBrain(settings_for(store_dir)) as brain:
+        assert [s.task_id for s in brain.interrupted_tasks] == [pending.task_id]
+        stored = TaskLedger(brain.store).load(pending.task_id)
+        assert stored.status == "interrupted"
+        assert stored.history[-1].message == "interrupted: the process running it stopped"
+        assert TaskLedger(brain.store).load(done.task_id).status == "completed"
+
+
 def test_a_read_only_view_shows_a_dead_writers_task_as_interrupted(store_dir: Path) -> None:
     with LabBrain(settings_for(store_dir)) as brain:
         task = task_runner(brain).create("reindex")
