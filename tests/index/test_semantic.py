@@ -34,13 +34,13 @@ from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import InvalidArgument, SemanticUnavailable
-from labbrain.index import embeddings
+from labbrain.index import embeddings, hybrid
 from labbrain.index.embeddings import (
     SentenceTransformerProvider,
     packaged_model_dir,
     provider_for,
 )
-from labbrain.index.hybrid import RRF_K, SEMANTIC_WEIGHT, fuse
+from labbrain.index.hybrid import fuse
 from labbrain.index.text import IndexedNode, SearchHit
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text
 from labbrain.mcp.server import build_server
@@ -214,27 +214,36 @@ def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabB
     assert PARAPHRASED & set(uids(hybrid))
 
 
-def test_keyword_mode_is_the_text_index_search(embedded: LabBrain) -> None:
-    found = DiscourseReader(embedded).search_nodes("membrane tension", mode="keyword", limit=7)
-    expected = embedded.index.search("membrane tension", limit=7)
-    assert uids(found) == [hit.node.uid for hit in expected]
-    assert [h.score for h in found.results] == [hit.score for hit in expected]
-
-
-def test_hybrid_is_weighted_reciprocal_rank_fusion(embedded: LabBrain) -> None:
+def test_keyword_mode_finds_the_nodes_holding_the_words(embedded: LabBrain) -> None:
+    """With vectors present, keyword mode still answers by words alone: in the raw export,
+    "tetraspeck" is in one node's content and "western" in another's, nowhere else."""
     reader = DiscourseReader(embedded)
-    query = "capping protein keeps filaments short"
-    keyword = [h.uid for h in reader.search_nodes(query, mode="keyword", limit=50).results]
-    semantic = [h.uid for h in reader.search_nodes(query, mode="semantic", limit=50).results]
-    expected: dict[str, float] = defaultdict(float)
-    for rank, uid in enumerate(keyword, 1):
-        expected[uid] += 1 / (RRF_K + rank)
-    for rank, uid in enumerate(semantic, 1):
-        expected[uid] += SEMANTIC_WEIGHT / (RRF_K + rank)
-    hybrid = reader.search_nodes(query, mode="hybrid", limit=10).results
-    assert [h.score for h in hybrid] == pytest.approx(sorted(expected.values(), reverse=True)[:10])
-    for hit in hybrid:
-        assert hit.score == pytest.approx(expected[hit.uid])
+    found = reader.search_nodes("tetraspeck", mode="keyword", limit=7)
+    assert found.mode == "keyword" and uids(found) == ["o5kD339yM"]
+    either = reader.search_nodes("western tetraspeck", mode="keyword", limit=7)
+    assert sorted(uids(either)) == ["hRQt1symP", "o5kD339yM"]
+    assert all(hit.score > 0 for hit in either.results)
+
+
+def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
+    sample_brain: LabBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented fusion, on lists made by hand: a node scores the sum over the lists it
+    is in of weight / (10 + rank), with weight 1 for keyword and 0.5 for semantic."""
+    a, b, c, d = (node(uid) for uid in "abcd")
+    keyword = [SearchHit(a, "ka", 3.0), SearchHit(b, "kb", 2.0), SearchHit(c, "kc", 1.0)]
+    semantic = [SearchHit(c, "sc", 0.9), SearchHit(d, "sd", 0.8)]
+    monkeypatch.setattr(sample_brain.index, "search", lambda *args, **kwargs: keyword)
+    monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
+    found = sample_brain.search("anything", mode="hybrid", limit=10).hits
+    expected = {"a": 1 / 11, "b": 1 / 12, "c": 1 / 13 + 0.5 / 11, "d": 0.5 / 12}
+    assert [hit.node.uid for hit in found] == ["c", "a", "b", "d"]
+    assert [hit.score for hit in found] == pytest.approx([expected[u] for u in "cabd"])
+    assert [hit.snippet for hit in found] == ["kc", "ka", "kb", "sd"]  # keyword's first
+    assert [h.node.uid for h in sample_brain.search("x", mode="hybrid", limit=2).hits] == [
+        "c",
+        "a",
+    ]
 
 
 def node(uid: str) -> IndexedNode:

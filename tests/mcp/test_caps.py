@@ -372,12 +372,19 @@ def test_a_long_error_message_is_cut_too(sample_brain: LabBrain) -> None:
 
 
 def test_an_answer_under_the_cap_is_what_the_tool_built(sample_brain: LabBrain) -> None:
-    """The cap costs an answer under it nothing: the text is the tool's own JSON."""
-    from labbrain.discourse.reader import DiscourseReader
-
-    expected = dumps(DiscourseReader(sample_brain).get_node("n2rGK8We9").model_dump(mode="json"))
+    """The cap costs an answer under it nothing: the text is the compact JSON of the
+    structured content, unmarked, and holds the node as the export has it."""
+    [raw] = [
+        entry
+        for entry in json.loads(SAMPLE.read_text())["@graph"]
+        if entry.get("@id") == "pages:n2rGK8We9"
+    ]
     [(_, node, text)] = call_all(build_server(sample_brain), [("get_node", {"uid": "n2rGK8We9"})])
-    assert text == expected and "truncated" not in node
+    assert text == json.dumps(node, ensure_ascii=False, separators=(",", ":"))
+    assert "truncated" not in node and "…[cut" not in text
+    assert node["title"] == raw["title"].removeprefix("[[CLM]] - ")
+    assert (node["creator"], node["nodeType"]) == (raw["creator"], "Claim")
+    assert node["content"].strip() == raw["content"].strip()
 
 
 # ------------------------------------------------------------------- every tool at 100k nodes
