@@ -680,8 +680,10 @@ def serve(
     a web console at /, and with --mcp the MCP server at /mcp.
 
     Binds to 127.0.0.1 and answers only to its own host names. Read-only unless
-    --allow-update (which needs LABBRAIN_UPDATE_TOKEN). Each query runs in a worker process
-    that is stopped at the time limit."""
+    --allow-update (which needs LABBRAIN_UPDATE_TOKEN); a read-only server holds no lock, so
+    `labbrain load` runs while it serves, and its answers follow the new data. Each query
+    runs in a worker process that is stopped at the time limit."""
+    from labbrain.http.app import open_for_serving
     from labbrain.http.app import serve as serve_http
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
@@ -698,14 +700,7 @@ def serve(
                 "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
                 "Authorization: Bearer <token>)"
             )
-        if allow_update:
-            brain = LabBrain(settings)
-        else:
-            brain = _writable_else_read_only(
-                settings,
-                logging.getLogger("labbrain.http"),
-                {StoreLocked: "serving it read-only (queries see its later writes)"},
-            )
+        brain = open_for_serving(settings, allow_update=allow_update)
     except LabbrainError as error:
         _fail(error)
     try:

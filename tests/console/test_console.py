@@ -9,12 +9,20 @@ check the input rule, the completion and the result shapes on their own.
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
+import os
+import pty
 import re
+import select
 import shutil
+import struct
+import subprocess
 import sys
-from collections.abc import Iterator
+import termios
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +41,7 @@ from labbrain.console.formats import compact, document, format_for, table_rows, 
 from labbrain.console.prompt import (
     ConsoleMemoryHistory,
     balanced,
+    fit_toolbar,
     history_for,
     runs_now,
     split_script,
@@ -748,3 +757,168 @@ def test_remote_store(oxigraph: Any) -> None:
     assert stopped.stderr.strip() == (
         "error: query stopped after 0.5 s; narrow it (LIMIT, fewer OPTIONALs, a GRAPH)"
     )
+
+
+# ---------------------------------------------------------------------------- the bottom bar
+class Screen:
+    """Just enough of a VT100 terminal for what prompt_toolkit sends: text, CR / LF, cursor
+    moves (CSI A B C D H), erasing (CSI J K), autowrap on and off (CSI ? 7 h / l). It answers
+    the cursor-position request (CSI 6 n) with where its cursor is, as a terminal does."""
+
+    _TOKEN = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z@])|\x1b\][^\x07]*\x07|\x1b[^\[\]]|[^\x1b]")
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.rows, self.columns = rows, columns
+        self.cells = [[" "] * columns for _ in range(rows)]
+        self.row = self.column = 0
+        self.wrap = True
+        self._pending = ""
+
+    def line(self, row: int) -> str:
+        """The text of one row (``-1``: the bottom one), trailing blanks removed."""
+        return "".join(self.cells[row]).rstrip()
+
+    def _down(self) -> None:
+        if self.row == self.rows - 1:
+            self.cells = [*self.cells[1:], [" "] * self.columns]
+        else:
+            self.row += 1
+
+    def _put(self, char: str) -> None:
+        if self.column >= self.columns:
+            if self.wrap:
+                self.column = 0
+                self._down()
+            else:
+                self.column = self.columns - 1
+        self.cells[self.row][self.column] = char
+        self.column += 1
+
+    def _csi(self, params: str, command: str) -> str:
+        numbers = [int(n) if n else 0 for n in params.lstrip("?").split(";")] if params else []
+        first = numbers[0] if numbers else 0
+        step = max(first, 1)
+        if command == "A":
+            self.row = max(0, self.row - step)
+        elif command == "B":
+            self.row = min(self.rows - 1, self.row + step)
+        elif command == "C":
+            self.column = min(self.columns - 1, self.column + step)
+        elif command == "D":
+            self.column = max(0, self.column - step)
+        elif command in "Hf":
+            row = numbers[0] if numbers else 1
+            column = numbers[1] if len(numbers) > 1 else 1
+            self.row, self.column = max(row, 1) - 1, max(column, 1) - 1
+        elif command == "J":
+            start = self.row + 1 if first == 0 else 0
+            self.cells[self.row][self.column :] = [" "] * (self.columns - self.column)
+            for row in range(start, self.rows):
+                self.cells[row] = [" "] * self.columns
+        elif command == "K":
+            self.cells[self.row][self.column :] = [" "] * (self.columns - self.column)
+        elif command in "hl" and params == "?7":
+            self.wrap = command == "h"
+        elif command == "n" and first == 6:
+            return f"\x1b[{self.row + 1};{self.column + 1}R"
+        return ""
+
+    def feed(self, data: str) -> str:
+        """Take what the program wrote; return what the terminal answers."""
+        text, self._pending = self._pending + data, ""
+        replies = []
+        position = 0
+        while position < len(text):
+            match = self._TOKEN.match(text, position)
+            if match is None:  # an escape sequence cut by the read: wait for the rest
+                self._pending = text[position:]
+                break
+            position = match.end()
+            token = match.group(0)
+            if match.group(2) is not None:
+                replies.append(self._csi(match.group(1), match.group(2)))
+            elif token == "\r":
+                self.column = 0
+            elif token == "\n":
+                self._down()
+            elif token == "\b":
+                self.column = max(0, self.column - 1)
+            elif token.isprintable():
+                self._put(token)
+        return "".join(replies)
+
+
+def run_in_terminal(
+    args: list[str], rows: int, columns: int, until: Callable[[Screen], bool]
+) -> Screen:
+    """Start ``labbrain ARGS`` on a pseudo-terminal of ``rows`` x ``columns`` drawn on a
+    Screen, until ``until(screen)`` holds and the program has been quiet for half a second;
+    then leave with .quit."""
+    screen = Screen(rows, columns)
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    process = subprocess.Popen(
+        [LABBRAIN, *args],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+        env={"TERM": "xterm", "PATH": "/usr/bin:/bin", "HOME": str(Path(args[1]).parent)},
+    )
+    os.close(terminal)
+    try:
+        deadline = time.monotonic() + 60
+        quiet_since = time.monotonic()
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.1)
+            if ready:
+                answer = screen.feed(os.read(controller, 65536).decode("utf-8", "replace"))
+                if answer:
+                    os.write(controller, answer.encode())
+                quiet_since = time.monotonic()
+            elif until(screen) and time.monotonic() - quiet_since > 0.5:
+                break
+        else:
+            raise AssertionError(
+                "the console did not draw:\n" + "\n".join(screen.line(r) for r in range(rows))
+            )
+        os.write(controller, b".quit\r")
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+        os.close(controller)
+    return screen
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("extra", [[], ["--update", "--timeout", "300"]])
+def test_bottom_bar_fits_an_80_column_terminal(store: Path, extra: list[str]) -> None:
+    screen = run_in_terminal(
+        ["--store", str(store), "console", *extra],
+        rows=24,
+        columns=80,
+        until=lambda s: "|" in s.line(-1),
+    )
+    bar = screen.line(-1)
+    assert len(bar) <= 80
+    # It starts where its sentence starts (the rule: Enter on an empty line runs the query).
+    assert bar.split()[0] == "Enter", bar
+    # Whatever is left out goes from the end, a whole item at a time.
+    shown = [item.strip() for item in bar.split("|")]
+    assert all(shown), bar
+    assert shown[0].startswith("Enter")
+    assert ("updates" in bar) == bool(extra)
+
+
+def test_bottom_bar_is_cut_from_the_end_at_a_word() -> None:
+    parts = ["Enter on empty line or Alt-Enter runs", "read-only", "table", "limit 60s", ".help"]
+    assert fit_toolbar(parts, 200) == " " + " | ".join(parts)
+    assert fit_toolbar(parts, 60) == " Enter on empty line or Alt-Enter runs | read-only | table"
+    assert fit_toolbar(parts, 49) == " Enter on empty line or Alt-Enter runs"
+    assert fit_toolbar(parts, 20) == " Enter on empty…"
+    for width in range(1, 90):
+        fitted = fit_toolbar(parts, width)
+        assert len(fitted) <= width
+        assert " Enter on empty line".startswith(fitted.rstrip("…")) or fitted.startswith(" Enter")

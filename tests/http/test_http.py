@@ -22,6 +22,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,12 @@ GROUP BY ?creator ORDER BY DESC(?nodes)"""
 OPPOSES_QUERY = "CONSTRUCT { ?s dg:opposes ?o } WHERE { ?s dg:opposes ?o }"
 SLOW_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
 ERROR_KEYS = {"status", "type", "message", "line", "column"}
+#: What Firefox and Safari send for a page (Chrome adds image types and signed exchanges).
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+CHROME_ACCEPT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,"
+    "image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+)
 
 
 def http_settings(store: Path | str, **overrides: Any) -> Any:
@@ -209,8 +216,10 @@ def test_default_graph_is_the_union_and_from_narrows_it(client: TestClient) -> N
         ("text/csv", "text/csv; charset=utf-8"),
         ("text/tab-separated-values", "text/tab-separated-values; charset=utf-8"),
         ("text/csv;q=0.5, application/sparql-results+xml", "application/sparql-results+xml"),
-        ("text/html, */*;q=0.1", "application/sparql-results+json"),
+        ("text/html, */*;q=0.1", "text/html; charset=utf-8"),
+        (BROWSER_ACCEPT, "text/html; charset=utf-8"),
         ("application/json", "application/sparql-results+json"),
+        ("*/*", "application/sparql-results+json"),
         (None, "application/sparql-results+json"),
     ],
 )
@@ -221,6 +230,74 @@ def test_select_content_negotiation(
     response = client.get("/sparql", params={"query": CREATORS_QUERY}, headers=headers)
     assert response.status_code == 200
     assert response.headers["content-type"] == content_type
+
+
+class _Page(HTMLParser):
+    """The text of an HTML answer: table rows (header and body cells), <pre> text, links."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.pre = ""
+        self.links: list[str] = []
+        self._cell: list[str] | None = None
+        self._in_pre = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "pre":
+            self._in_pre = True
+        elif tag == "a":
+            self.links.extend(value or "" for name, value in attrs if name == "href")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "pre":
+            self._in_pre = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._in_pre:
+            self.pre += data
+
+
+def read_page(response: httpx2.Response) -> _Page:
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    page = _Page()
+    page.feed(response.text)
+    return page
+
+
+@pytest.mark.parametrize("accept", [BROWSER_ACCEPT, CHROME_ACCEPT])
+def test_a_browser_gets_a_readable_page(client: TestClient, accept: str) -> None:
+    headers = {"Accept": accept}
+    page = read_page(client.get("/sparql", params={"query": CREATORS_QUERY}, headers=headers))
+    header, *body = page.rows
+    assert header[-2:] == ["creator", "nodes"]
+    assert [(row[-2], int(row[-1])) for row in body] == CREATORS
+    assert any(link.startswith("./?query=") for link in page.links)  # open it in the console
+    ask = read_page(
+        client.get("/sparql", params={"query": "ASK { ?s dg:opposes ?o }"}, headers=headers)
+    )
+    assert "true" in ask.pre
+    graph = read_page(client.get("/sparql", params={"query": OPPOSES_QUERY}, headers=headers))
+    assert len(list(parse(graph.pre.encode(), RdfFormat.TURTLE))) == 9
+
+
+def test_the_page_escapes_what_it_shows(client: TestClient) -> None:
+    query = 'SELECT ?x WHERE { BIND("<script>alert(1)</script>" AS ?x) }'
+    response = client.get("/sparql", params={"query": query, "format": "html"})
+    page = read_page(response)
+    assert "<script>alert" not in response.text
+    assert page.rows[1][-1] == "<script>alert(1)</script>"
 
 
 def test_select_formats_hold_the_same_rows(client: TestClient) -> None:
@@ -302,6 +379,164 @@ def test_row_cap_cuts_and_says_so(client: TestClient) -> None:
     )
     assert len(list(parse(graph.content, RdfFormat.N_TRIPLES))) == 50
     assert graph.headers["x-labbrain-truncated"] == "true"
+
+
+# ---------------------------------------------------------------------------- dataset parameters
+ONTOLOGY = "urn:labbrain:ontology"
+COUNT_ALL = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"
+COUNT_BY_GRAPH = "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g"
+#: The sample's quads (as in test_default_graph_is_the_union_and_from_narrows_it).
+SAMPLE_QUADS = 2349
+
+
+def ask_with(
+    client: TestClient, query: str, dataset: list[tuple[str, str]], how: str = "get"
+) -> httpx2.Response:
+    """Send ``query`` with the protocol's dataset parameters ``dataset``: by GET, by a POST
+    form (the parameters in the body), or directly as the POST body (parameters in the URL)."""
+    if how == "get":
+        return client.get("/sparql", params=[("query", query), *dataset])
+    if how == "form":
+        form: dict[str, list[str]] = {"query": [query]}
+        for name, value in dataset:
+            form.setdefault(name, []).append(value)
+        return client.post("/sparql", data=form)
+    return client.post(
+        "/sparql",
+        params=dataset,
+        content=query.encode(),
+        headers={"Content-Type": "application/sparql-query"},
+    )
+
+
+def count_of(response: httpx2.Response) -> int:
+    return int(select_rows(response)[0]["n"])
+
+
+@pytest.mark.parametrize("how", ["get", "form", "direct"])
+def test_default_graph_uri_sets_the_default_graph(client: TestClient, how: str) -> None:
+    narrowed = ask_with(client, COUNT_ALL, [("default-graph-uri", SAMPLE_GRAPH)], how)
+    assert count_of(narrowed) == SAMPLE_QUADS
+    # The protocol's dataset replaces the query's own FROM clauses.
+    overridden = ask_with(
+        client,
+        f"SELECT (COUNT(*) AS ?n) FROM <{ONTOLOGY}> {{ ?s ?p ?o }}",
+        [("default-graph-uri", SAMPLE_GRAPH)],
+        how,
+    )
+    assert count_of(overridden) == SAMPLE_QUADS
+    # Several graphs make one default graph, as several FROM clauses do.
+    both = ask_with(
+        client,
+        COUNT_ALL,
+        [("default-graph-uri", SAMPLE_GRAPH), ("default-graph-uri", ONTOLOGY)],
+        how,
+    )
+    by_from = client.get(
+        "/sparql",
+        params={
+            "query": f"SELECT (COUNT(*) AS ?n) FROM <{SAMPLE_GRAPH}> FROM <{ONTOLOGY}> "
+            "{ ?s ?p ?o }"
+        },
+    )
+    assert count_of(both) == count_of(by_from) > SAMPLE_QUADS
+
+
+@pytest.mark.parametrize("how", ["get", "form", "direct"])
+def test_named_graph_uri_sets_the_named_graphs(client: TestClient, how: str) -> None:
+    one = ask_with(client, COUNT_BY_GRAPH, [("named-graph-uri", SAMPLE_GRAPH)], how)
+    assert [(r["g"], int(r["n"])) for r in select_rows(one)] == [(SAMPLE_GRAPH, SAMPLE_QUADS)]
+    overridden = ask_with(
+        client,
+        f"SELECT ?g (COUNT(*) AS ?n) FROM NAMED <{ONTOLOGY}> {{ GRAPH ?g {{ ?s ?p ?o }} }} "
+        "GROUP BY ?g",
+        [("named-graph-uri", SAMPLE_GRAPH)],
+        how,
+    )
+    assert [r["g"] for r in select_rows(overridden)] == [SAMPLE_GRAPH]
+    two = ask_with(
+        client,
+        COUNT_BY_GRAPH,
+        [("named-graph-uri", SAMPLE_GRAPH), ("named-graph-uri", ONTOLOGY)],
+        how,
+    )
+    assert [r["g"] for r in select_rows(two)] == sorted([SAMPLE_GRAPH, ONTOLOGY])
+    # Named graphs only: the default graph is empty (SPARQL 1.1, 13.2).
+    empty = ask_with(client, COUNT_ALL, [("named-graph-uri", SAMPLE_GRAPH)], how)
+    assert count_of(empty) == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "in_sample", "in_ontology"),
+    [
+        ("ASK { ?e dg:opposes ?c }", True, False),
+        ("CONSTRUCT { ?s dg:opposes ?o } WHERE { ?s dg:opposes ?o }", 9, 0),
+        ("CONSTRUCT WHERE { ?s dg:opposes ?o }", 9, 0),
+        (f"DESCRIBE <{PAGE}Z5inf-I_o>", True, False),
+        (
+            "# FROM <urn:in:a:comment> {\n"
+            'SELECT (EXISTS { ?s dg:opposes ?o } AS ?any) ("FROM <urn:x> { WHERE" AS ?text)\n'
+            "WHERE { }",
+            True,
+            False,
+        ),
+    ],
+)
+def test_dataset_parameters_in_every_query_form(
+    client: TestClient, query: str, in_sample: bool | int, in_ontology: bool | int
+) -> None:
+    for graph, expected in ((SAMPLE_GRAPH, in_sample), (ONTOLOGY, in_ontology)):
+        response = ask_with(client, query, [("default-graph-uri", graph)])
+        assert response.status_code == 200, response.text
+        if query.startswith("ASK"):
+            found: bool | int = response.json()["boolean"]
+        elif query.startswith(("CONSTRUCT", "DESCRIBE")):
+            triples = len(list(parse(response.content, RdfFormat.TURTLE)))
+            found = triples if query.startswith("CONSTRUCT") else triples > 0
+        else:
+            found = select_rows(response)[0]["any"] == "true"
+        assert found == expected, (query, graph)
+
+
+def test_dataset_parameters_refuse_graphs_the_store_lacks(client: TestClient) -> None:
+    for name in ("default-graph-uri", "named-graph-uri"):
+        response = ask_with(client, "ASK {}", [(name, "http://example.org/remote.ttl")])
+        assert response.status_code == 403
+        error = error_of(response)
+        assert error["type"] == "QueryNotAllowed"
+        assert f"{name} <http://example.org/remote.ttl> names no graph" in error["message"]
+    for bad in ("", "not an IRI", "<urn:a>"):
+        response = ask_with(client, "ASK {}", [("default-graph-uri", bad)])
+        assert response.status_code == 400
+        error = error_of(response)
+        assert error["type"] == "ProtocolError" and "default-graph-uri" in error["message"]
+
+
+def test_dataset_parameters_of_the_wrong_kind(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    test_client, _ = update_client
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    update = "INSERT { ?s rdfs:comment 'x' } WHERE { ?s dg:opposes ?o }"
+    for name in ("using-graph-uri", "using-named-graph-uri"):
+        response = test_client.post(
+            "/sparql", data={"update": update, name: SAMPLE_GRAPH}, headers=auth
+        )
+        assert response.status_code == 400
+        message = error_of(response)["message"]
+        assert name in message and "USING" in message
+    for name in ("default-graph-uri", "named-graph-uri"):
+        response = test_client.post(
+            "/sparql", data={"update": update, name: SAMPLE_GRAPH}, headers=auth
+        )
+        assert response.status_code == 400
+        message = error_of(response)["message"]
+        assert name in message and "queries" in message
+    query = test_client.get("/sparql", params={"query": "ASK {}", "using-graph-uri": SAMPLE_GRAPH})
+    assert query.status_code == 400 and "updates" in error_of(query)["message"]
+    assert not select_rows(
+        test_client.get("/sparql", params={"query": "SELECT ?s { ?s rdfs:comment 'x' }"})
+    )
 
 
 # ---------------------------------------------------------------------------- description, graphs
@@ -430,7 +665,12 @@ def test_update_on_a_read_only_endpoint_is_403(client: TestClient) -> None:
         ),
         ({"method": "GET", "params": {"query": "  "}}, 400, "ProtocolError"),
         (
-            {"method": "GET", "params": {"query": "ASK {}", "default-graph-uri": SAMPLE_GRAPH}},
+            {"method": "GET", "params": {"query": "ASK {}", "default-graph-uri": "not an IRI"}},
+            400,
+            "ProtocolError",
+        ),
+        (
+            {"method": "GET", "params": {"query": "ASK {}", "using-graph-uri": SAMPLE_GRAPH}},
             400,
             "ProtocolError",
         ),
@@ -947,6 +1187,73 @@ def test_serve_beside_a_writer(tmp_path: Path) -> None:
             assert process.wait(timeout=60) == 0
 
 
+def _export_counts(path: Path) -> tuple[int, int]:
+    """(page nodes, relation instances) of an export, read from its JSON."""
+    entries = json.loads(path.read_text(encoding="utf-8"))["@graph"]
+    schemas = {e["@id"] for e in entries if e.get("@type") == "nodeSchema" and "title" not in e}
+    nodes = sum(1 for e in entries if e.get("@type") in schemas)
+    relations = sum(1 for e in entries if e.get("@type") == "relationInstance")
+    return nodes, relations
+
+
+@pytest.mark.subprocess
+def test_read_only_serve_leaves_the_store_to_a_writer(tmp_path: Path) -> None:
+    """A read-only `labbrain serve` holds no lock: `labbrain load` runs while it serves, and
+    every answer of the server (queries, FROM and dataset parameters checked against the
+    store's graphs, the graph store, the service description, the console's settings, MCP)
+    shows the new data without a restart."""
+    store = load_sample(tmp_path / "store")
+    new_graph = "urn:labbrain:dataset:dct-sample"
+    nodes, relations = _export_counts(SAMPLE_DCT)
+    count_nodes = (
+        "SELECT (COUNT(DISTINCT ?n) AS ?n) "
+        "{ ?n dct:title ?t ; a ?schema . ?schema a dgb:NodeSchema }"
+    )
+
+    async def mcp_calls(url: str) -> tuple[Any, Any]:
+        from mcp import Client
+
+        async with Client(url + "mcp") as mcp_client:
+            found = await mcp_client.call_tool("search_nodes", {"query": "platinum replica"})
+            types = await mcp_client.call_tool("get_relation_types", {})
+            return found.structured_content, types.structured_content
+
+    process, url = _start_serve(store, "--mcp", "--workers", "1")
+    try:
+        with httpx2.Client(base_url=url, timeout=60) as http:
+            # Everything read once before the load, so nothing is opened only after it.
+            assert new_graph not in http.get("console/config").json()["graphs"]
+            found, types = asyncio.run(mcp_calls(url))
+            assert found["results"] == []
+            assert {t["dataset"] for t in types["relationTypes"]} == {"akamatsulab-sample"}
+
+            loaded = subprocess.run(
+                [sys.executable, "-m", "labbrain", "--store", str(store), "load", str(SAMPLE_DCT)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")},
+            )
+            assert loaded.returncode == 0, loaded.stderr
+
+            query = {"query": count_nodes.replace("{", f"FROM <{new_graph}> {{", 1)}
+            assert count_of(http.get("sparql", params=query)) == nodes
+            by_parameter = {"query": count_nodes, "default-graph-uri": new_graph}
+            assert count_of(http.get("sparql", params=by_parameter)) == nodes
+            graph = http.get("rdf-graphs", params={"graph": new_graph})
+            assert graph.status_code == 200 and len(list(parse(graph.content, RdfFormat.TURTLE)))
+            described = http.get("sparql", headers={"Accept": "application/n-triples"})
+            assert f"<{new_graph}>" in described.text
+            assert new_graph in http.get("console/config").json()["graphs"]
+            found, types = asyncio.run(mcp_calls(url))
+            assert {hit["dataset"] for hit in found["results"]} == {"dct-sample"}
+            counts = [t["count"] for t in types["relationTypes"] if t["dataset"] == "dct-sample"]
+            assert sum(counts) == relations
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+
+
 @pytest.mark.subprocess
 def test_killed_server_leaves_no_workers(tmp_path: Path) -> None:
     store = load_sample(tmp_path / "store")
@@ -985,6 +1292,19 @@ def test_dataset_graphs_reads_from_clauses() -> None:
     ]
     assert dataset_graphs("SELECT ?from FROM<urn:a>{ ?s ex:from ?from }") == ["urn:a"]
     assert dataset_graphs("SELECT * WHERE { ?s ?p ?o }") == []
+
+
+def test_dataset_clause_replaces_from_and_keeps_lines() -> None:
+    from labbrain.http.dataset import Dataset, with_dataset
+    from labbrain.rdf.sparql_policy import dataset_graphs
+
+    query = (
+        "PREFIX from: <urn:f:>\nSELECT * FROM from:x\nFROM NAMED\n<urn:g>\nWHERE { ?s from:p ?o }"
+    )
+    rewritten = with_dataset(query, Dataset(("urn:a",), ("urn:b",)))
+    assert rewritten.count("\n") == query.count("\n")
+    assert dataset_graphs(rewritten) == ["urn:a", "urn:b"]
+    assert with_dataset(query, Dataset()) == query
 
 
 def test_check_query_refuses_remote_from_only_when_asked() -> None:

@@ -15,11 +15,12 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import ROOT, SAMPLE_GRAPH, SAMPLE_TYPES
+from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, SAMPLE_TYPES
 from labbrain.core import LabBrain
 from labbrain.http.app import Binding, bind_socket, build_app
 from labbrain.http.console import ASSETS, examples
@@ -30,6 +31,10 @@ from test_http import BASE, CREATORS, CREATORS_QUERY, http_settings, load_sample
 CHROMIUM = "/usr/bin/chromium"
 PLAYWRIGHT = "playwright-core@1.65.1"
 WEB_FILES = ["index.html", *ASSETS]
+#: A query opened from a link (``/?query=...``), with a line break and characters a URL escapes.
+SHARED_QUERY = (
+    'SELECT ?claim WHERE {\n  ?claim a dg:Claim ; dct:title ?t FILTER(CONTAINS(?t, "&"))\n}'
+)
 
 #: The browser session, written for node and playwright-core. It prints one JSON object.
 SESSION_JS = r"""
@@ -37,7 +42,7 @@ const { chromium } = require("playwright-core");
 const fs = require("fs");
 
 (async () => {
-  const [url, profile, screenshots, creatorsQuery] = process.argv.slice(2);
+  const [url, profile, screenshots, creatorsQuery, sharedQuery] = process.argv.slice(2);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: "/usr/bin/chromium",
     headless: true,
@@ -61,13 +66,21 @@ const fs = require("fs");
   out.title = await page.title();
   out.examples = await page.$$eval("#examples option", (options) => options.map((o) => o.value).filter(Boolean));
 
+  // A first visit: the editor holds the default query; run it as it is.
+  out.defaultQuery = await page.inputValue("#query");
+  await page.click("#run");
+  await page.waitForSelector("table.results");
+  out.defaultAnswer = { header: await header(), rows: await rows() };
+
   // Type a query, run it, see the rows.
   await page.fill("#query", "");
   await page.click("#query");
   await page.keyboard.type(creatorsQuery);
   await page.click("#run");
-  await page.waitForSelector("table.results");
+  await page.waitForFunction(() => document.querySelector("table.results thead th:nth-child(2)")
+    && document.querySelector("table.results thead th:nth-child(2)").textContent === "creator");
   out.typed = { header: await header(), rows: await rows(), status: await page.textContent("#status") };
+  out.urlAfterRun = page.url();
   await page.screenshot({ path: `${screenshots}/typed.png` });
 
   // Download the same results as CSV.
@@ -103,6 +116,11 @@ const fs = require("fs");
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   out.reloaded = await page.inputValue("#query");
+
+  // A shared link: the query in the page's URL is in the editor on opening.
+  await page.goto(`${url}?${new URLSearchParams({ query: sharedQuery })}`);
+  await page.waitForSelector('body[data-ready="true"]');
+  out.shared = await page.inputValue("#query");
 
   out.requests = requests;
   out.problems = problems;
@@ -162,14 +180,14 @@ def test_config_lists_examples_prefixes_and_graphs(client: TestClient) -> None:
     assert config["maxRows"] == 50 and config["timeoutSeconds"] == 120.0
     assert config["allowUpdate"] is False
     names = [example["name"] for example in config["examples"]]
-    runnable = {
-        name
-        for name, tmpl in templates().items()
-        if not any(param.required for param in tmpl.parameters.values())
-    }
-    assert set(names) == runnable
     assert {"nodes_by_type", "creators", "graph_sizes"} <= set(names)
     assert "node_edges" not in names  # needs a node: not an example
+    # labbrain's own queries (completion, evaluation, backup, checks) are not for people.
+    titles = {example["title"] for example in config["examples"]}
+    assert not {"Console completion terms", "Retrieval gold pairs"} & titles
+    assert not {"console_terms", "retrieval_gold", "backup_default_graph", "index_nodes"} & set(
+        names
+    )
     by_name = {example["name"]: example for example in config["examples"]}
     assert by_name["nodes_by_type"]["title"] == "Nodes by type"
     assert by_name["nodes_by_type"]["query"] == templates()["nodes_by_type"].text
@@ -180,6 +198,54 @@ def test_every_example_runs(client: TestClient) -> None:
     for example in examples():
         response = client.post("/sparql", data={"query": example["query"]})
         assert response.status_code == 200, (example["name"], response.text)
+
+
+def test_every_example_finds_something_in_a_freshly_loaded_lab_graph(client: TestClient) -> None:
+    listed = client.get("/console/config").json()["examples"]
+    assert listed
+    for example in listed:
+        response = client.post(
+            "/sparql",
+            data={"query": example["query"]},
+            headers={"Accept": "application/sparql-results+json"},
+        )
+        assert response.status_code == 200, (example["name"], response.text)
+        answer = response.json()
+        if "boolean" in answer:
+            assert answer["boolean"] is True, example["name"]
+        else:
+            assert answer["results"]["bindings"], f"{example['title']} finds nothing"
+
+
+def node_types_of_the_export(path: Path) -> set[str]:
+    """The node types of an export, read from its JSON: the labels of the node schemas its
+    page nodes have as @type, and, for a node typed "nodeSchema" (type unknown to the
+    exporter), the schema its ``[[XXX]]`` title prefix names (data/README.md)."""
+    entries = json.loads(path.read_text(encoding="utf-8"))["@graph"]
+    schemas = {
+        e["@id"]: e["label"]
+        for e in entries
+        if e.get("@type") == "nodeSchema" and "label" in e and "title" not in e
+    }
+    found = {schemas[e["@type"]] for e in entries if e.get("@type") in schemas}
+    for entry in entries:
+        prefix = re.match(r"\[\[(\w+)\]\]", entry.get("title", ""))
+        if entry.get("@type") == "nodeSchema" and prefix:
+            found |= {label for iri, label in schemas.items() if f"_{prefix.group(1)}-" in iri}
+    return found
+
+
+def test_the_sample_has_eight_node_types() -> None:
+    assert len(node_types_of_the_export(SAMPLE)) == 8  # data/README.md
+
+
+def test_default_query_shows_every_node_type(client: TestClient) -> None:
+    config = client.get("/console/config").json()
+    by_name = {example["name"]: example for example in config["examples"]}
+    default = by_name[config["defaultExample"]]
+    assert default["title"] == "Nodes by type"
+    rows = client.post("/sparql", data={"query": default["query"]}).json()["results"]["bindings"]
+    assert {row["type"]["value"] for row in rows} == node_types_of_the_export(SAMPLE)
 
 
 # ---------------------------------------------------------------------------- a real browser
@@ -215,7 +281,15 @@ def _browser_session(playwright_dir: Path, url: str, tmp_path: Path) -> dict[str
     shots = tmp_path / "screenshots"
     shots.mkdir()
     result = subprocess.run(
-        ["node", str(script), url, str(tmp_path / "profile"), str(shots), CREATORS_QUERY],
+        [
+            "node",
+            str(script),
+            url,
+            str(tmp_path / "profile"),
+            str(shots),
+            CREATORS_QUERY,
+            SHARED_QUERY,
+        ],
         cwd=playwright_dir,
         capture_output=True,
         text=True,
@@ -227,17 +301,43 @@ def _browser_session(playwright_dir: Path, url: str, tmp_path: Path) -> dict[str
     return found
 
 
-@pytest.mark.subprocess
-@pytest.mark.needs_chromium
-def test_console_in_chromium(playwright_dir: Path, sample_store: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def session(
+    playwright_dir: Path, sample_store: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """One person's session in Chromium (SESSION_JS) against a server over the sample."""
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     sock.close()
     with LabBrain(http_settings(sample_store, http_port=port), read_only=True) as brain:
         app = build_app(brain, binding=Binding("127.0.0.1", port))
         with running_server(app, port) as url:
-            session = _browser_session(playwright_dir, url, tmp_path)
+            found = _browser_session(playwright_dir, url, tmp_path_factory.mktemp("chromium"))
+    found["url"] = url
+    return found
 
+
+@pytest.mark.subprocess
+@pytest.mark.needs_chromium
+def test_default_query_in_chromium_shows_every_node_type(session: dict[str, Any]) -> None:
+    answer = session["defaultAnswer"]
+    column = answer["header"].index("type")
+    assert {row[column] for row in answer["rows"]} == node_types_of_the_export(SAMPLE)
+
+
+@pytest.mark.subprocess
+@pytest.mark.needs_chromium
+def test_query_in_the_page_url_in_chromium(session: dict[str, Any]) -> None:
+    after_run = urlsplit(session["urlAfterRun"])
+    assert f"{after_run.scheme}://{after_run.netloc}{after_run.path}" == session["url"]
+    assert parse_qs(after_run.query) == {"query": [CREATORS_QUERY]}
+    assert session["shared"] == SHARED_QUERY
+
+
+@pytest.mark.subprocess
+@pytest.mark.needs_chromium
+def test_console_in_chromium(session: dict[str, Any]) -> None:
+    url = session["url"]
     assert session["title"] == "labbrain SPARQL console"
     assert "nodes_by_type" in session["examples"]
     typed = session["typed"]

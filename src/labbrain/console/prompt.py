@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from platformdirs import user_data_dir
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
@@ -28,6 +29,10 @@ HISTORY_FILE = "console_history"
 PROMPT = "sparql> "
 CONTINUATION = "   ...> "
 RULE = "Enter on an empty line runs the query, Alt-Enter runs it at once"
+#: The rule as the bottom toolbar says it (its first item).
+TOOLBAR_RULE = "Enter on empty line or Alt-Enter runs"
+#: The width assumed when no terminal says its own.
+DEFAULT_COLUMNS = 80
 
 #: The commands that leave the console (kept out of the history).
 QUIT_COMMANDS = (".quit", ".exit", ".q")
@@ -137,15 +142,43 @@ def _key_bindings() -> KeyBindings:
     return bindings
 
 
+def fit_toolbar(parts: Sequence[str], width: int) -> str:
+    """The bottom toolbar in at most ``width`` columns: ``parts`` (most important first)
+    after one space, separated by `` | ``. Whole parts are left out from the end while the
+    line is too wide, so it always starts with its first word; a first part wider than the
+    terminal is cut after its last whole word that fits, marked with "…"."""
+    line = ""
+    for part in parts:
+        longer = f"{line} | {part}" if line else f" {part}"
+        if len(longer) > width:
+            break
+        line = longer
+    if line or not parts:
+        return line
+    words = f" {parts[0]}".split(" ")
+    for count in range(len(words) - 1, 1, -1):
+        cut = " ".join(words[:count]) + "…"
+        if len(cut) <= width:
+            return cut
+    return " …"[-width:] if width > 0 else ""
+
+
+def _columns() -> int:
+    """The width of the terminal the running prompt draws on."""
+    app = get_app_or_none()
+    return app.output.get_size().columns if app is not None else DEFAULT_COLUMNS
+
+
 def _continuation(width: int, line_number: int, wrap_count: int) -> FormattedText:
     return FormattedText([("class:continuation", CONTINUATION)])
 
 
 def prompt_session(
-    history: History, completer: Completer, toolbar: Callable[[], str]
+    history: History, completer: Completer, toolbar: Callable[[], Sequence[str]]
 ) -> PromptSession[str]:
     """A multi-line prompt with SPARQL highlighting, Tab completion, the Enter rule above and
-    a bottom toolbar (``toolbar`` is called at each redraw)."""
+    a bottom toolbar: the items ``toolbar`` gives at each redraw, fitted to the terminal's
+    width (see fit_toolbar)."""
     return PromptSession(
         message=PROMPT,
         multiline=True,
@@ -155,6 +188,6 @@ def prompt_session(
         completer=completer,
         complete_while_typing=False,
         history=history,
-        bottom_toolbar=toolbar,
+        bottom_toolbar=lambda: fit_toolbar(toolbar(), _columns()),
         enable_history_search=False,
     )

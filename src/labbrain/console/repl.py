@@ -31,6 +31,7 @@ from labbrain.console.formats import FORMATS, document, format_for, results_tabl
 from labbrain.console.prompt import (
     QUIT_COMMANDS,
     RULE,
+    TOOLBAR_RULE,
     history_for,
     prompt_session,
     split_script,
@@ -148,14 +149,13 @@ class SparqlConsole:
         with self.reading() as brain:
             self.completer.set_terms(vocabulary_terms(brain.store))
 
-    def toolbar(self) -> str:
-        """The bottom line of the prompt: the input rule, mode, format and time limit."""
-        mode = "updates allowed" if self.update else "read-only"
-        timing = " | timing on" if self.state.timing else ""
-        return (
-            f" empty line runs the query, Alt-Enter at once | {mode} | {self.state.fmt}"
-            f"{timing} | limit {self.seconds:g}s | .help"
-        )
+    def toolbar(self) -> list[str]:
+        """The items of the prompt's bottom line, most important first (a narrow terminal
+        shows the first ones): the input rule, mode, format, timing, time limit, help."""
+        items = [TOOLBAR_RULE, "updates on" if self.update else "read-only", self.state.fmt]
+        if self.state.timing:
+            items.append("timing on")
+        return [*items, f"limit {self.seconds:g}s", ".help"]
 
     def banner(self) -> list[str]:
         """What the console says when it starts."""

@@ -12,6 +12,11 @@ Routes::
 Every request passes the Guard first (Host, Origin, size: http_guard); every error is
 answered in one JSON shape (http_errors). Queries run in worker processes with a time limit
 (http_pool); updates run here, one at a time, behind a bearer token.
+
+:func:`open_for_serving` opens the store the way the server needs it: a server that takes
+updates holds the writer lock; a read-only one over an on-disk store holds none, so that
+``labbrain load`` (or any writer) runs beside it, and reads the writer's commits as they
+land (http_fresh).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from labbrain.core import LabBrain
-from labbrain.errors import LabbrainError, SettingsError
+from labbrain.errors import LabbrainError, SettingsError, StoreLocked
 from labbrain.http.console import config, page, static
 from labbrain.http.errors import (
     HttpError,
@@ -43,9 +48,11 @@ from labbrain.http.errors import (
     from_http_error,
     from_library_error,
 )
+from labbrain.http.fresh import FreshStore
 from labbrain.http.guard import Guard, default_hosts, sdk_security
 from labbrain.http.pool import QueryPool, QueryRunner, runner_for
 from labbrain.http.sparql import Endpoint, graph_store, sparql
+from labbrain.settings import Settings
 
 log = logging.getLogger("labbrain.http")
 
@@ -62,6 +69,36 @@ class Binding:
         """The base URL of the server, e.g. ``http://127.0.0.1:7879/``."""
         name = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{name}:{self.port}/"
+
+
+def open_for_serving(settings: Settings, *, allow_update: bool) -> LabBrain:
+    """The store ``settings`` name, opened for ``labbrain serve``.
+
+    - With ``allow_update``: writable (the server is the store's one writer; StoreLocked when
+      another process holds it).
+    - Read-only, on disk: opened writable for a moment when no other process holds it (created
+      when missing, the ontology loaded, a crashed write rolled back, the text index synced),
+      then read-only through a :class:`~labbrain.http.fresh.FreshStore`: no lock is held, and
+      the server's reads follow later commits by other processes. The text index (SQLite)
+      already does.
+    - Read-only, in memory or a remote endpoint: as any other command opens it (no other
+      process can write an in-memory store; a remote one has no lock)."""
+    if allow_update or settings.endpoint or settings.store == ":memory:":
+        return LabBrain(settings)
+    try:
+        LabBrain(settings).close()
+    except StoreLocked as locked:
+        log.info("%s; serving it read-only, as it is after each of its writes", locked)
+    brain = LabBrain(settings, read_only=True)
+    try:
+        opened = brain.store
+        assert opened.directory is not None, "an on-disk store has a directory"
+        brain.store = FreshStore(opened.directory)
+        opened.close()
+    except BaseException:
+        brain.close()
+        raise
+    return brain
 
 
 def build_app(
@@ -255,8 +292,8 @@ def banner(brain: LabBrain, binding: Binding, endpoint: Endpoint, *, mcp: bool) 
     if mcp:
         parts.append("MCP /mcp")
     mode = "updates with the token" if endpoint.allow_update else "read-only"
-    if brain.read_only:
-        mode += " (another process holds the store)"
+    if isinstance(brain.store, FreshStore):
+        mode += " (other processes may write the store: answers follow their writes)"
     limit = (
         f"queries stop after {endpoint.timeout_seconds:g} s"
         if endpoint.timeout_seconds

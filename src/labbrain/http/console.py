@@ -3,8 +3,8 @@
 The page, its script and its style ship inside the package (``labbrain/web``); nothing is
 fetched from anywhere else, so it works offline, and its Content-Security-Policy allows only
 this server. ``/console/config`` tells the page the predeclared prefixes, the example queries
-(the SPARQL templates whose parameters are all optional, by their ``# title:``), the graphs
-and the endpoint's limits.
+(the SPARQL templates marked ``# example: yes``, meant for people, by their ``# title:``), the
+one the editor starts with, the graphs and the endpoint's limits.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ ASSETS = {
     "favicon.svg": "image/svg+xml",
 }
 
+#: The example the editor starts with when the page has no query of its own.
+DEFAULT_EXAMPLE = "nodes_by_type"
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -47,8 +50,9 @@ def asset(name: str) -> bytes:
 
 
 def examples() -> list[dict[str, str]]:
-    """The SPARQL templates that run without arguments (every parameter optional), as
-    name, title, description and query text, sorted by title."""
+    """The SPARQL templates meant for people (``# example: yes``) that run without arguments
+    (every parameter optional), as name, title, description and query text, sorted by
+    title."""
     found = [
         {
             "name": tmpl.name,
@@ -57,7 +61,7 @@ def examples() -> list[dict[str, str]]:
             "query": tmpl.text,
         }
         for tmpl in templates().values()
-        if not any(param.required for param in tmpl.parameters.values())
+        if tmpl.example and not any(param.required for param in tmpl.parameters.values())
     ]
     return sorted(found, key=lambda example: example["title"].lower())
 
@@ -86,6 +90,7 @@ async def config(request: Request) -> Response:
         "graphStore": "rdf-graphs",
         "prefixes": PREFIXES,
         "examples": examples(),
+        "defaultExample": DEFAULT_EXAMPLE,
         "graphs": graphs,
         "maxRows": endpoint.max_rows,
         "timeoutSeconds": endpoint.timeout_seconds,

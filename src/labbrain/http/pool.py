@@ -7,8 +7,8 @@ its query with it) and a fresh one takes its place, so the server stays up and t
 runs normally.
 
 A worker keeps its read-only view open between queries and reopens it when the store's files
-change (any write, by this process or another), so answers are always as fresh as the last
-committed write, at the cost of a directory listing per query.
+change (any write, by this process or another: http_fresh), so answers are always as fresh as
+the last committed write, at the cost of a directory listing per query.
 
 Stores that cannot be opened by another process (in memory, or a remote backend with its own
 limits) run queries in-process instead, with the row cap but no time limit of labbrain's own.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import queue
 import signal
 import socket
@@ -27,7 +26,6 @@ import sys
 import threading
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any, Protocol
 
 from labbrain.errors import (
@@ -39,11 +37,10 @@ from labbrain.errors import (
     StoreError,
 )
 from labbrain.http.errors import HttpError
+from labbrain.http.fresh import Snapshot
 from labbrain.http.results import Answer, write_answer
 from labbrain.rdf.sparql_policy import looks_like_update
 from labbrain.store.base import QuadStore
-from labbrain.store.journal import DB_DIR, JOURNAL_DIR, JOURNAL_MARKER
-from labbrain.store.local import open_store
 
 log = logging.getLogger("labbrain.http")
 
@@ -92,7 +89,7 @@ def execute(store: QuadStore, job: QueryJob) -> Answer:
             raise QueryNotAllowed(UPDATE_AS_QUERY) from None
         raise
     try:
-        return write_answer(result, job.accept, job.format, job.max_rows)
+        return write_answer(result, job.accept, job.format, job.max_rows, query=job.query)
     except (OSError, RuntimeError, ValueError) as error:
         # Raised by the engine while evaluating (e.g. a type it cannot handle).
         raise QueryError(_first_line(error)) from None
@@ -121,46 +118,6 @@ class InProcessRunner:
 
 
 # ---------------------------------------------------------------------------- worker side
-def store_stamp(location: str) -> tuple[Any, ...]:
-    """What changes whenever the store at ``location`` is written: names, sizes and
-    modification times of the database files (RocksDB's own info logs excluded), and whether
-    a bulk write is in flight."""
-    directory = Path(location)
-    files = []
-    with os.scandir(directory / DB_DIR) as entries:
-        for entry in entries:
-            if entry.name.startswith("LOG"):
-                continue
-            try:
-                info = entry.stat()
-            except FileNotFoundError:  # removed by a compaction meanwhile
-                continue
-            files.append((entry.name, info.st_size, info.st_mtime_ns))
-    in_flight = (directory / JOURNAL_DIR / JOURNAL_MARKER).exists()
-    return (in_flight, tuple(sorted(files)))
-
-
-class _Snapshot:
-    """A read-only view of the store, reopened when the store has changed since."""
-
-    def __init__(self, location: str) -> None:
-        self.location = location
-        self._store: QuadStore | None = None
-        self._stamp: tuple[Any, ...] | None = None
-
-    def store(self) -> QuadStore:
-        # The stamp is taken before opening: a write in between makes the next query reopen
-        # (harmless), never leaves a stale view behind.
-        stamp = store_stamp(self.location)
-        if self._store is None or stamp != self._stamp:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-            self._store = open_store(self.location, read_only=True)
-            self._stamp = stamp
-        return self._store
-
-
 def _error_payload(error: BaseException) -> dict[str, Any]:
     """An error as plain data for the pipe (see _raise_payload)."""
     if isinstance(error, HttpError):
@@ -199,7 +156,7 @@ def _raise_payload(payload: dict[str, Any]) -> None:
 def worker_main(conn: Connection, location: str) -> None:
     """A worker process: answer jobs from ``conn`` until it closes or sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the server's to handle
-    snapshot = _Snapshot(location)
+    snapshot = Snapshot(location)
     while True:
         try:
             message = conn.recv()

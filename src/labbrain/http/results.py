@@ -4,6 +4,12 @@ Every body is written by pyoxigraph's own serialisers. SELECT results are cut at
 the rows kept are written as SPARQL JSON, read back with ``parse_query_results`` and then
 serialised in the negotiated format, so the cap never changes how a row is written.
 CONSTRUCT / DESCRIBE results are cut at the same number of triples.
+
+A query answer is also offered as an HTML page (http_page) to clients that list ``text/html``
+or ``application/xhtml+xml`` above every standard format they accept, as browsers do (their
+``application/xml;q=0.9`` and ``*/*;q=0.8`` would otherwise pick SPARQL XML). Wildcards never
+select the page, so a client that sends no Accept header, or ``*/*``, gets the standard
+default, and one that names a format gets exactly that.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pyoxigraph import (
 from pyoxigraph import Literal as RdfLiteral
 
 from labbrain.http.errors import HttpError
+from labbrain.http.page import render
 from labbrain.rdf.namespaces import PREFIXES, XSD
 from labbrain.store.base import QueryResult
 
@@ -41,7 +48,7 @@ class Format:
     name: str
     media_type: str
     aliases: tuple[str, ...]
-    writer: QueryResultsFormat | RdfFormat
+    writer: QueryResultsFormat | RdfFormat | None  # None: the HTML page
 
     @property
     def content_type(self) -> str:
@@ -95,6 +102,10 @@ GRAPH_FORMATS: tuple[Format, ...] = (
 )
 
 
+#: The HTML page of a query answer, for people (chosen only when named: see choose_format).
+PAGE = Format("html", "text/html", ("text/html", "application/xhtml+xml"), None)
+
+
 def formats_for(kind: Kind) -> tuple[Format, ...]:
     """The formats an answer of this kind can be written in, the default first."""
     return GRAPH_FORMATS if kind == "graph" else RESULT_FORMATS
@@ -143,11 +154,18 @@ def _quality(media: str, ranges: list[tuple[str, float]]) -> float:
     return quality
 
 
-def choose_format(kind: Kind, accept: str | None, requested: str | None = None) -> Format:
+def choose_format(
+    kind: Kind, accept: str | None, requested: str | None = None, *, page: bool = False
+) -> Format:
     """The format to answer in: ``requested`` (a short name or media type, e.g. from a
     ``format`` parameter) when given, else the best match of the Accept header, ties going to
-    the server's order. Raise HttpError 406 when nothing acceptable can be written."""
-    candidates = formats_for(kind)
+    the server's order. With ``page``, the HTML page is a candidate too, after the standard
+    formats, matched only by the media types it is named by (never by a wildcard); without,
+    a client that prefers HTML gets the kind's default format (readable text for a graph,
+    not the RDF/XML its ``application/xml`` would pick). Raise HttpError 406 when nothing
+    acceptable can be written."""
+    standard = formats_for(kind)
+    candidates = (*standard, PAGE) if page else standard
     names = ", ".join(f.name for f in candidates)
     if requested:
         wanted = requested.strip().lower()
@@ -161,7 +179,7 @@ def choose_format(kind: Kind, accept: str | None, requested: str | None = None) 
     best: Format | None = None
     best_quality = 0.0
     exact = dict(ranges)
-    for fmt in candidates:
+    for fmt in standard:
         # Wildcards match the media type the answer is sent as; other names only when the
         # client lists them.
         quality = max(
@@ -170,6 +188,9 @@ def choose_format(kind: Kind, accept: str | None, requested: str | None = None) 
         )
         if quality > best_quality:
             best, best_quality = fmt, quality
+    page_quality = max(exact.get(alias, 0.0) for alias in PAGE.aliases)
+    if page_quality > best_quality:
+        best = PAGE if page else standard[0]
     if best is None:
         types = ", ".join(f.media_type for f in candidates)
         raise HttpError(406, "NotAcceptable", f"no acceptable format for this answer; use {types}")
@@ -205,7 +226,7 @@ class Answer:
 
 def format_named(name: str) -> Format:
     """The format with this short name (KeyError when there is none)."""
-    for fmt in RESULT_FORMATS + GRAPH_FORMATS:
+    for fmt in (*RESULT_FORMATS, *GRAPH_FORMATS, PAGE):
         if fmt.name == name:
             return fmt
     raise KeyError(name)
@@ -221,24 +242,44 @@ def kind_of(result: QueryResult) -> Kind:
 
 
 def write_answer(
-    result: QueryResult, accept: str | None, requested: str | None, max_rows: int
+    result: QueryResult,
+    accept: str | None,
+    requested: str | None,
+    max_rows: int,
+    *,
+    query: str | None = None,
 ) -> Answer:
-    """Serialise a query result in the negotiated format, at most ``max_rows`` rows or
-    triples (``truncated`` says whether rows were left out)."""
+    """Serialise a query result in the negotiated format (the HTML page included), at most
+    ``max_rows`` rows or triples (``truncated`` says whether rows were left out). ``query``
+    is the query's text, for the page's links."""
     kind = kind_of(result)
-    fmt = choose_format(kind, accept, requested)
+    fmt = choose_format(kind, accept, requested, page=True)
     if isinstance(result, QueryBoolean):
+        if fmt is PAGE:
+            body = render("ask", query=query, boolean=bool(result))
+            return Answer(kind, fmt.name, body, False, 1)
         assert isinstance(fmt.writer, QueryResultsFormat)
         return Answer(kind, fmt.name, result.serialize(format=fmt.writer) or b"", False, 1)
     if isinstance(result, QueryTriples):
-        assert isinstance(fmt.writer, RdfFormat)
+        writer = fmt.writer if isinstance(fmt.writer, RdfFormat) else RdfFormat.TURTLE
         triples: list[Triple] = []
+        truncated = False
         for triple in result:
             if len(triples) == max_rows:
-                return Answer(kind, fmt.name, _graph_body(triples, fmt.writer), True, max_rows)
+                truncated = True
+                break
             triples.append(triple)
-        return Answer(kind, fmt.name, _graph_body(triples, fmt.writer), False, len(triples))
-    assert isinstance(result, QuerySolutions) and isinstance(fmt.writer, QueryResultsFormat)
+        body = _graph_body(triples, writer)
+        if fmt is PAGE:
+            body = render(
+                "graph",
+                query=query,
+                text=body.decode("utf-8"),
+                truncated=truncated,
+                max_rows=max_rows,
+            )
+        return Answer(kind, fmt.name, body, truncated, len(triples))
+    assert isinstance(result, QuerySolutions)
     variables = [v.value for v in result.variables]
     rows: list[dict[str, Any]] = []
     truncated = False
@@ -252,6 +293,17 @@ def write_answer(
             if value is not None:
                 row[name] = term_json(value)
         rows.append(row)
+    if fmt is PAGE:
+        body = render(
+            "select",
+            query=query,
+            variables=variables,
+            rows=rows,
+            truncated=truncated,
+            max_rows=max_rows,
+        )
+        return Answer(kind, fmt.name, body, truncated, len(rows))
+    assert isinstance(fmt.writer, QueryResultsFormat)
     document = json.dumps(
         {"head": {"vars": variables}, "results": {"bindings": rows}},
         ensure_ascii=False,

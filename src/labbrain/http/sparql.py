@@ -14,15 +14,18 @@
 - ``GET /rdf-graphs?graph=IRI``: one named graph; ``?default``: the default graph (the
   union of all named graphs).
 
-SERVICE, LOAD and FROM / FROM NAMED naming a graph the store does not hold are refused; the
-protocol's dataset parameters (``default-graph-uri`` ...) are not supported (use FROM).
+The protocol's dataset parameters ``default-graph-uri`` and ``named-graph-uri`` (each may
+be given several times) set a query's dataset, overriding its FROM / FROM NAMED clauses
+(http_dataset). SERVICE, LOAD, and FROM / FROM NAMED or a dataset parameter naming a graph
+the store does not hold are refused. Updates name their graphs themselves: ``using-graph-uri``
+and ``using-named-graph-uri`` are refused with a message saying so.
 """
 
 from __future__ import annotations
 
 import hmac
 import io
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import parse_qs
@@ -35,11 +38,21 @@ from starlette.responses import Response
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound
+from labbrain.errors import GraphNotFound, QueryNotAllowed
+from labbrain.http.dataset import (
+    QUERY_PARAMS,
+    Dataset,
+    query_dataset,
+    refuse_for_query,
+    refuse_for_update,
+    with_dataset,
+)
 from labbrain.http.errors import HttpError
+from labbrain.http.page import PAGE_HEADERS
 from labbrain.http.pool import QueryJob, QueryRunner
 from labbrain.http.results import (
     GRAPH_FORMATS,
+    PAGE,
     RESULT_FORMATS,
     Format,
     choose_format,
@@ -55,12 +68,6 @@ _FORMAT_IRIS = {"jsonld": W3C_FORMATS + "JSON-LD"}
 FORM = "application/x-www-form-urlencoded"
 QUERY_TYPE = "application/sparql-query"
 UPDATE_TYPE = "application/sparql-update"
-_DATASET_PARAMS = (
-    "default-graph-uri",
-    "named-graph-uri",
-    "using-graph-uri",
-    "using-named-graph-uri",
-)
 
 
 @dataclass
@@ -144,15 +151,26 @@ async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | Non
     update = update if update is not None else _single(params, "update")
     if query is not None and update is not None:
         raise HttpError(400, "ProtocolError", "give a query or an update, not both")
-    for name in _DATASET_PARAMS:
-        if name in params:
-            raise HttpError(
-                400,
-                "ProtocolError",
-                f"the {name} parameter is not supported here: name graphs in the query "
-                "(FROM, FROM NAMED, GRAPH); the default graph is the union of all graphs",
-            )
+    if update is not None:
+        refuse_for_update(params)
+    else:
+        refuse_for_query(params)
     return params, query, update
+
+
+def _check_dataset(dataset: Dataset, graphs: Callable[[], list[str]]) -> None:
+    """Raise QueryNotAllowed when a dataset parameter names a graph the store does not hold
+    (as check_query does for FROM)."""
+    if not dataset:
+        return
+    known = set(graphs())
+    for name, iris in zip(QUERY_PARAMS, (dataset.default, dataset.named), strict=True):
+        for iri in iris:
+            if iri not in known:
+                raise QueryNotAllowed(
+                    f"{name} <{iri}> names no graph of this store: labbrain never fetches "
+                    "remote graphs (the service description lists the store's graphs)"
+                )
 
 
 # ---------------------------------------------------------------------------- /sparql
@@ -167,7 +185,11 @@ async def sparql(request: Request) -> Response:
         return await _service_description(request, endpoint, requested)
     if not query.strip():
         raise HttpError(400, "ProtocolError", "the query is empty")
-    check_query(query, graphs=endpoint.brain.store.graphs)
+    dataset = query_dataset(params)
+    store = endpoint.brain.store
+    _check_dataset(dataset, store.graphs)
+    query = with_dataset(query, dataset)
+    check_query(query, graphs=store.graphs)
     job = QueryJob(
         query=query,
         accept=request.headers.get("accept"),
@@ -181,6 +203,8 @@ async def sparql(request: Request) -> Response:
         headers[TRUNCATED_HEADER] = "true"
         headers["X-Labbrain-Max-Rows"] = str(endpoint.max_rows)
     fmt = format_named(answer.format)
+    if fmt is PAGE:
+        headers.update(PAGE_HEADERS)
     return _body(answer.body, fmt, headers)
 
 
@@ -249,6 +273,7 @@ def describe_service(endpoint_url: str, graphs: list[str], *, allow_update: bool
     if allow_update:
         triples.append(Triple(service, sd("supportedLanguage"), sd("SPARQL11Update")))
     for fmt in RESULT_FORMATS + GRAPH_FORMATS:
+        assert fmt.writer is not None
         iri = _FORMAT_IRIS.get(fmt.name, fmt.writer.iri)
         triples.append(Triple(service, sd("resultFormat"), NamedNode(iri)))
     for iri in graphs:

@@ -6,10 +6,12 @@ Each template starts with a header of ``#`` comment lines::
     # description: How many page nodes each dataset has of each node type.
     # param: graph iri optional -- only this dataset graph
     # returns: graph type label count
+    # example: yes
 
 Parameters are validated against their declared type and passed to the engine as RDF terms
 (``substitutions``), never spliced into the query text. Results come back as plain Python
-values in the template's own (deterministic) order.
+values in the template's own (deterministic) order. ``example: yes`` marks a query meant for
+people (the web console lists it among its examples); the others serve labbrain itself.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from labbrain.rdf.resources import read_resources
 from labbrain.store.base import QuadStore, Term
 
 _PARAM_TYPES = ("iri", "string", "integer", "boolean")
-_HEADER_RE = re.compile(r"^#\s*(title|description|param|returns):\s*(.*)$")
+_HEADER_RE = re.compile(r"^#\s*(title|description|param|returns|example):\s*(.*)$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class Template:
     description: str = ""
     parameters: dict[str, Parameter] = field(default_factory=dict)
     returns: tuple[str, ...] = ()
+    #: Meant for people: an example query of the consoles (header ``# example: yes``).
+    example: bool = False
 
 
 def parse_template(name: str, text: str) -> Template:
@@ -58,6 +62,7 @@ def parse_template(name: str, text: str) -> Template:
     title = description = ""
     params: dict[str, Parameter] = {}
     returns: tuple[str, ...] = ()
+    example = False
     for line in text.splitlines():
         match = _HEADER_RE.match(line.strip())
         if not match:
@@ -69,6 +74,10 @@ def parse_template(name: str, text: str) -> Template:
             description = (description + " " + value.strip()).strip()
         elif key == "returns":
             returns = tuple(value.split())
+        elif key == "example":
+            if value.strip() not in ("yes", "no"):
+                raise ValueError(f"{name}: bad example line {line!r} (yes or no)")
+            example = value.strip() == "yes"
         else:
             spec, _, doc = value.partition("--")
             words = spec.split()
@@ -80,7 +89,7 @@ def parse_template(name: str, text: str) -> Template:
                 required="optional" not in words[2:],
                 description=doc.strip(),
             )
-    return Template(name, text, title, description, params, returns)
+    return Template(name, text, title, description, params, returns, example)
 
 
 @lru_cache(maxsize=1)

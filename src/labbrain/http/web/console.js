@@ -1,5 +1,7 @@
 // The labbrain SPARQL console: a small editor, example queries, a results table and
 // download links. Everything it loads comes from this server (see /console/config).
+// The query is shared through the page's URL: /?query=... opens with it in the editor, and
+// running a query puts it there (history.replaceState), so the address can be passed on.
 "use strict";
 
 (function () {
@@ -20,17 +22,7 @@
     "(\\d+(?:\\.\\d+)?)",                          // 7 number
   ].join("|"), "gu");
   const STORAGE_KEY = "labbrain.console.query";
-  const DEFAULT_QUERY = [
-    "# Nodes by type: what the loaded discourse graphs hold",
-    "SELECT ?type (COUNT(?node) AS ?nodes)",
-    "WHERE {",
-    "  ?node a ?type .",
-    "  FILTER(STRSTARTS(STR(?type), STR(dg:)))",
-    "}",
-    "GROUP BY ?type",
-    "ORDER BY DESC(?nodes)",
-    "",
-  ].join("\n");
+  const URL_PARAMETER = "query";
 
   const $ = (id) => document.getElementById(id);
   const editor = $("query");
@@ -99,9 +91,26 @@
 
   function recalled() {
     try {
-      return window.localStorage.getItem(STORAGE_KEY);
+      return window.localStorage.getItem(STORAGE_KEY) || null;
     } catch (e) {
       return null;
+    }
+  }
+
+  // The query of a shared link (/?query=...), or null.
+  function linked() {
+    const text = new URLSearchParams(window.location.search).get(URL_PARAMETER);
+    return text && text.trim() ? text : null;
+  }
+
+  // Put the query in the page's address (no new history entry), to be copied and shared.
+  function share(query) {
+    try {
+      const address = new URL(window.location.href);
+      address.search = new URLSearchParams({ [URL_PARAMETER]: query }).toString();
+      window.history.replaceState(null, "", address.toString());
+    } catch (e) {
+      // an address the browser will not rewrite: running works all the same
     }
   }
 
@@ -294,6 +303,7 @@
       return;
     }
     state.running = true;
+    share(query);
     $("run").disabled = true;
     $("error").hidden = true;
     state.errorLine = null;
@@ -403,8 +413,16 @@
     }
   }
 
+  // The example the editor starts with when there is no query of its own.
+  function defaultQuery(config) {
+    const examples = config.examples || [];
+    const chosen = examples.find((example) => example.name === config.defaultExample) || examples[0];
+    return chosen ? chosen.query : "";
+  }
+
   async function start() {
-    setQuery(recalled() || DEFAULT_QUERY);
+    const own = linked() || recalled();
+    if (own) setQuery(own);
     try {
       const response = await fetch("console/config", { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
@@ -413,6 +431,7 @@
       showError({ type: "NetworkError", message: `could not read the console's settings (${e.message})` });
       return;
     }
+    if (!own) setQuery(defaultQuery(state.config));
     fillPrefixes(state.config.prefixes);
     fillExamples(state.config.examples);
     fillGraphs(state.config.graphs);

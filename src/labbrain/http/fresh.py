@@ -1,0 +1,182 @@
+"""Reading an on-disk store that another process writes, always as of its last commit.
+
+A read-only view of an embedded store (``Store.read_only``) is a snapshot: it never sees a
+write committed after it was opened. :class:`Snapshot` keeps one view and reopens it when the
+store's files have changed since (:func:`store_stamp`: any write, by any process), at the cost
+of a directory listing per read. The query workers (http_pool) read through one each;
+:class:`FreshStore` gives the server's own process the same, behind the store interface, so
+that a read-only ``labbrain serve`` holds no lock (``labbrain load`` runs beside it) and
+everything it answers itself (the graphs FROM may name, the graph store, the service
+description, the console's settings, the MCP tools) follows the writer's commits.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from pyoxigraph import NamedNode, Quad, RdfFormat
+
+from labbrain.errors import StoreReadOnly
+from labbrain.store.base import Fill, QuadStore, QueryResult, Substitutions
+from labbrain.store.journal import DB_DIR, JOURNAL_DIR, JOURNAL_MARKER
+from labbrain.store.local import open_store
+
+
+def store_stamp(location: str) -> tuple[Any, ...]:
+    """What changes whenever the store at ``location`` is written: names, sizes and
+    modification times of the database files (RocksDB's own info logs excluded), and whether
+    a bulk write is in flight."""
+    directory = Path(location)
+    files = []
+    with os.scandir(directory / DB_DIR) as entries:
+        for entry in entries:
+            if entry.name.startswith("LOG"):
+                continue
+            try:
+                info = entry.stat()
+            except FileNotFoundError:  # removed by a compaction meanwhile
+                continue
+            files.append((entry.name, info.st_size, info.st_mtime_ns))
+    in_flight = (directory / JOURNAL_DIR / JOURNAL_MARKER).exists()
+    return (in_flight, tuple(sorted(files)))
+
+
+class Snapshot:
+    """A read-only view of the on-disk store at ``location``, reopened when the store has
+    changed since it was opened. Thread-safe."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self._store: QuadStore | None = None
+        self._stamp: tuple[Any, ...] | None = None
+        self._lock = threading.Lock()
+
+    def store(self) -> QuadStore:
+        """A view holding every write committed before this call."""
+        # The stamp is taken before opening: a write in between makes the next call reopen
+        # (harmless), never leaves a stale view behind.
+        stamp = store_stamp(self.location)
+        with self._lock:
+            if self._store is None or stamp != self._stamp:
+                # The old view is dropped, not closed: a reader in another thread may still
+                # be using it (the last reference gone, it closes).
+                self._store = open_store(self.location, read_only=True)
+                self._stamp = stamp
+            return self._store
+
+    def close(self) -> None:
+        """Close the current view (the next call to store() opens a new one)."""
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+
+class FreshStore:
+    """The store interface over an on-disk store that other processes may write: read-only,
+    no lock held, and every read goes to a view holding every write committed before it
+    (one view per call: a call sees one consistent state)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.location = str(directory)
+        self.directory: Path | None = directory
+        self.read_only = True
+        self.shared = False
+        self.recovered = False
+        self.restore_undone = False
+        self._snapshot = Snapshot(self.location)
+        self._snapshot.store()  # fails now (StoreNotFound, ...) rather than at a later read
+
+    def _view(self) -> QuadStore:
+        return self._snapshot.store()
+
+    # ------------------------------------------------------------------ reading
+    def query(
+        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+    ) -> QueryResult:
+        """Run a SPARQL query on the store as of now."""
+        return self._view().query(sparql, substitutions=substitutions, union=union)
+
+    def quads(
+        self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
+    ) -> Iterator[Quad]:
+        """Quads of ``graph`` as of now, optionally only with this subject and/or predicate."""
+        return self._view().quads(graph, subject, predicate)
+
+    def count(self, graph: str) -> int:
+        """Number of quads in ``graph`` now."""
+        return self._view().count(graph)
+
+    def graphs(self) -> list[str]:
+        """The store's named graphs now, sorted."""
+        return self._view().graphs()
+
+    def has_graph(self, graph: str) -> bool:
+        """True when the named graph exists now."""
+        return self._view().has_graph(graph)
+
+    def dump(
+        self,
+        output: IO[bytes],
+        fmt: RdfFormat,
+        graphs: list[str] | None = None,
+        prefixes: Mapping[str, str] | None = None,
+    ) -> None:
+        """Serialise the given graphs (all named graphs when None), all from one view."""
+        self._view().dump(output, fmt, graphs, prefixes)
+
+    def writer_alive(self) -> bool:
+        """True when some process holds the store for writing now."""
+        return self._view().writer_alive()
+
+    def index_home(self) -> Path | None:
+        """The store directory, where its derived indexes live."""
+        return self.directory
+
+    def with_timeout(self, seconds: float) -> QuadStore | None:
+        """None: an embedded store cannot stop a running query (use a child process)."""
+        del seconds
+        return None
+
+    def close(self) -> None:
+        """Close the current view."""
+        self._snapshot.close()
+
+    # ------------------------------------------------------------------ writing: refused
+    def update(self, sparql: str) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly("a SPARQL update")
+
+    def add_quads(self, quads: Iterable[Quad]) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly("adding quads")
+
+    def remove_quads(self, quads: Iterable[Quad]) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly("removing quads")
+
+    def apply(self, remove: Iterable[Quad], add: Iterable[Quad]) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly("changing quads")
+
+    def replace_graph(
+        self,
+        graph: str,
+        fill: Fill,
+        *,
+        on_commit: Callable[[QuadStore], None] | None = None,
+    ) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly(f"replacing graph {graph}")
+
+    def drop_graph(self, graph: str) -> None:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly(f"dropping graph {graph}")
+
+    def drop_stale_staging(self) -> list[str]:
+        """Refused: StoreReadOnly."""
+        raise StoreReadOnly("dropping staging graphs")
