@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import secrets
+import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 import click
 from pydantic import ValidationError
@@ -25,13 +27,24 @@ from rich.text import Text
 
 from labbrain.core import LabBrain, versions
 from labbrain.errors import (
+    BackupInvalid,
     EndpointReadOnly,
     InputError,
     LabbrainError,
     SettingsError,
     StoreLocked,
+    UnusablePath,
 )
-from labbrain.ingest.load import FORMATS, read_source
+from labbrain.ingest.load import (
+    FORMATS,
+    check_input_directory,
+    check_input_file,
+    check_new_directory,
+    check_output_file,
+    detect_format,
+    path_error,
+    read_source,
+)
 from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.settings import Settings
 from labbrain.store.export import EXPORT_FORMATS
@@ -118,7 +131,7 @@ def _fail(error: LabbrainError) -> NoReturn:
     help="Graph Store Protocol URL of the remote store, for loads (e.g. "
     "http://localhost:7878/store; default: loads send INSERT DATA updates).",
 )
-@click.version_option(package_name="labbrain")
+@click.version_option(None, "-V", "--version", package_name="labbrain")
 @click.pass_context
 def main(
     click_ctx: click.Context,
@@ -157,9 +170,16 @@ def load(
     """Load discourse-graph exports (JSON-LD) or RDF files, one dataset graph per file.
 
     Loading a file again replaces its graph atomically. "-" reads stdin (with --format).
+    Every path is checked (a readable file, of a known format) before anything is loaded.
     """
     if graph and len(paths) > 1:
         _fail(InputError("--graph names one dataset; load one file at a time with it"))
+    try:
+        for path in paths:
+            if path != "-":
+                detect_format(path, fmt)
+    except LabbrainError as error:
+        _fail(error)
     reports: list[dict[str, Any]] = []
     with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
         runner = task_runner(brain)
@@ -255,8 +275,8 @@ _RESULT_FORMATS = {
     "-f",
     "--file",
     "file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Read the query from FILE.",
+    metavar="FILE",
+    help="Read the query from FILE (- reads stdin).",
 )
 @click.option(
     "--format",
@@ -274,12 +294,18 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
     """
     if bool(sparql) == bool(file):
         _fail(InputError("give the query as an argument or with -f FILE (one of them)"))
-    text = sparql if sparql else Path(file or "").read_text(encoding="utf-8")
+    try:
+        text = sparql if sparql else _read_query_file(file or "")
+    except LabbrainError as error:
+        _fail(error)
     with opened(ctx, read_only=not update) as brain:
-        result = brain.query(text, update=update)
-        if result is None:
+        if update:
+            brain.query(text, update=True)
             out.print("update done")
-        elif isinstance(result, QueryBoolean):
+            return
+        result = brain.query(text)
+        assert result is not None  # a query, not an update
+        if isinstance(result, QueryBoolean):
             if fmt == "table":
                 out.print(str(bool(result)).lower())
             else:
@@ -290,6 +316,27 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
             _print_rows(result, brain.settings.max_rows)
         else:
             sys.stdout.buffer.write(result.serialize(format=_RESULT_FORMATS[fmt]) or b"")
+
+
+def _read_query_file(name: str) -> str:
+    """The text of the query file ``name`` (``-``: stdin), checked to be a readable file of
+    UTF-8 text; anything else raises an InputError saying what it is."""
+    if name == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        path = check_input_file(
+            name, stream_hint="pipe the query in instead: labbrain query -f - < {path}"
+        )
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise path_error(name, error) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnusablePath(
+            name, f"is not UTF-8 text (byte {error.start}); a query file holds SPARQL text"
+        ) from None
 
 
 def _print_rows(result: QuerySolutions, cap: int) -> None:
@@ -320,37 +367,83 @@ def _cell(value: Any) -> str:
     "--graph",
     "graphs",
     multiple=True,
-    help="Graph to export (slug or IRI); repeatable. Default: all.",
+    help="Graph to export (slug or IRI); repeatable. Default: the datasets and the "
+    "assistant's memory (projects, memory domains, propositions), not labbrain's ontology, "
+    "system, tasks or staging graphs.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="trig", show_default=True
 )
 @click.option(
+    "--merge",
+    is_flag=True,
+    help="With turtle or ntriples (one graph): merge the triples of several graphs into it.",
+)
+@click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    help="Write to FILE instead of stdout.",
+    metavar="FILE",
+    help="Write to FILE (atomically; a new file gets the mode the umask gives) instead of stdout.",
 )
 @pass_ctx
-def export_cmd(ctx: Context, graphs: tuple[str, ...], fmt: str, output: str | None) -> None:
+def export_cmd(
+    ctx: Context, graphs: tuple[str, ...], fmt: str, merge: bool, output: str | None
+) -> None:
     """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
+    target = None
+    if output:
+        try:
+            target = check_output_file(
+                output,
+                stream_hint="write to stdout instead: labbrain export ... > {path}",
+            )
+        except LabbrainError as error:
+            _fail(error)
     with opened(ctx, read_only=True) as brain:
-        if output:
-            target = Path(output)
-            with tempfile.NamedTemporaryFile(
-                "wb", dir=target.parent, prefix=f".{target.name}.", suffix=".partial", delete=False
-            ) as handle:
-                partial = Path(handle.name)
-                try:
-                    brain.export(handle, fmt, list(graphs) or None)
-                except BaseException:
-                    handle.close()
-                    partial.unlink(missing_ok=True)
-                    raise
-            partial.replace(target)
-        else:
-            brain.export(sys.stdout.buffer, fmt, list(graphs) or None)
+        if target is None:
+            brain.export(sys.stdout.buffer, fmt, list(graphs), merge=merge)
             sys.stdout.buffer.flush()
+            return
+        try:
+            with _atomic_file(target) as handle:
+                brain.export(handle, fmt, list(graphs), merge=merge)
+        except OSError as error:
+            _fail(path_error(output or "", error))
+
+
+@contextmanager
+def _atomic_file(target: Path) -> Iterator[IO[bytes]]:
+    """A file that becomes ``target`` when the block completes: written beside it, synced,
+    then renamed over it, so ``target`` is never seen half written. If the block raises, the
+    file is removed and ``target`` is left as it was. A new file gets the mode any new file
+    gets (0666 less the umask, as ``cp`` gives it); a file replaced keeps its mode. A
+    symbolic link is written through (its target is replaced), as ``cp`` does."""
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        kept: int | None = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        kept = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        # The name stays within NAME_MAX whatever the target's length.
+        partial = target.with_name(f".{target.name[:200]}.{secrets.token_hex(4)}.partial")
+        try:
+            descriptor = os.open(partial, flags, 0o666)  # the kernel applies the umask
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            if kept is not None:
+                os.chmod(partial, kept)
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 # ---------------------------------------------------------------------------- inspect
@@ -727,6 +820,11 @@ def embed(ctx: Context, model: str | None, allow_download: bool | None, as_json:
 
     Only nodes that are new or changed since the last run are embedded; vectors of nodes
     that are gone are dropped. Runs as a task: Ctrl-C or cancel keeps what was computed."""
+    if model is not None and model.strip().startswith((".", "/", "~")):
+        try:  # a model directory (index.embeddings.resolve_model reads it as one)
+            check_input_directory(os.path.expanduser(model.strip()), what="model directory")
+        except LabbrainError as error:
+            _fail(error)
     with opened(
         ctx, read_only=False, embedding_model=model, embedding_allow_download=allow_download
     ) as brain:
@@ -785,7 +883,7 @@ def _embed_bar() -> Iterator[Callable[[int, int], None]]:
 )
 @click.option(
     "--chart",
-    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
     default="retrieval-eval.png",
     show_default=True,
     help="Where to write the bar chart (PNG).",
@@ -807,6 +905,11 @@ def eval_retrieval(
     question). Semantic modes need `labbrain embed` first."""
     from labbrain.ops.retrieval_eval import evaluate, write_chart
 
+    if not no_chart:
+        try:  # before the evaluation, which may take a while
+            check_output_file(chart, make_parents=True)
+        except LabbrainError as error:
+            _fail(error)
     with opened(ctx, read_only=True) as brain:
         report = evaluate(brain, dataset, modes=list(modes) or ["keyword", "semantic", "hybrid"])
         written = None
@@ -815,6 +918,10 @@ def eval_retrieval(
                 written = write_chart(report, Path(chart))
             except LabbrainError as error:
                 err.print(Text.assemble(("warning: ", "yellow"), f"no chart: {error}"))
+            except OSError as error:
+                err.print(
+                    Text.assemble(("warning: ", "yellow"), f"no chart: {path_error(chart, error)}")
+                )
         if as_json:
             out.print_json(json.dumps(report.as_dict() | {"chart": str(written or "") or None}))
             return
@@ -845,7 +952,8 @@ def eval_retrieval(
 
 # ---------------------------------------------------------------------------- backup
 @main.command("backup")
-@click.argument("directory", type=click.Path(path_type=Path))
+# readable=False: the command checks the path itself, and says what is wrong with it.
+@click.argument("directory", type=click.Path(path_type=Path, readable=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest summary as JSON.")
 @pass_ctx
 def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
@@ -859,9 +967,14 @@ def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
 
     started = monotonic()
     try:
-        manifest = backup_store(ctx.settings(), directory)
+        settings = ctx.settings()
+        if _embedded(settings):  # else backup_store says why it cannot
+            check_new_directory(str(directory), what="directory for the backup")
+        manifest = backup_store(settings, directory)
     except LabbrainError as error:
         _fail(error)
+    except OSError as error:
+        _fail(_os_failure(error, directory))
     summary = manifest.summary(directory)
     if as_json:
         out.print_json(json.dumps(summary))
@@ -876,8 +989,23 @@ def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
         err.print(Text.assemble(("warning: ", "yellow"), f"{name} not copied: {reason}"))
 
 
+def _embedded(settings: Settings) -> bool:
+    """Whether the store is an embedded one in a directory (what backup and restore take)."""
+    return not settings.endpoint and not settings.in_memory
+
+
+def _os_failure(error: OSError, given: Path) -> UnusablePath:
+    """The one-line error for an OSError of a command working on the directory ``given``:
+    named after ``given`` when it is about it or the work files beside it, else after the
+    file it names (e.g. one of the store)."""
+    name = str(error.filename or given)
+    if Path(name).parent == given.parent and Path(name).name.startswith(given.name):
+        name = str(given)
+    return path_error(name, error)
+
+
 @main.command("restore")
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=click.Path(path_type=Path, readable=False))
 @click.option(
     "--replace",
     is_flag=True,
@@ -892,9 +1020,19 @@ def restore_cmd(ctx: Context, directory: Path, replace: bool, as_json: bool) -> 
     from labbrain.ops.backup import restore_store
 
     try:
-        report = restore_store(ctx.settings(), directory, replace=replace)
+        settings = ctx.settings()
+        if _embedded(settings):  # else restore_store says why it cannot
+            check_input_directory(str(directory))
+    except UnusablePath as problem:
+        _fail(BackupInvalid(str(directory), problem.reason))
     except LabbrainError as error:
         _fail(error)
+    try:
+        report = restore_store(settings, directory, replace=replace)
+    except LabbrainError as error:
+        _fail(error)
+    except OSError as error:
+        _fail(_os_failure(error, directory))
     if as_json:
         out.print_json(json.dumps(report.as_dict()))
         return

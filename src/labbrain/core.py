@@ -21,11 +21,11 @@ from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source
 from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, STAGING_PREFIX, SYSTEM_GRAPH, graph_iri
-from labbrain.rdf.sparql_policy import check_query, check_update, looks_like_update
+from labbrain.rdf.sparql_policy import check_update, looks_like_update
 from labbrain.settings import Settings
 from labbrain.store import templates
 from labbrain.store.backends import open_backend
-from labbrain.store.base import QuadStore, QueryResult
+from labbrain.store.base import QuadStore, QueryResult, read_query
 from labbrain.store.export import export as export_graphs
 from labbrain.store.ontology import ensure_ontology
 from labbrain.tasks.ledger import TaskLedger, TaskState
@@ -168,8 +168,11 @@ class LabBrain:
     def query(self, sparql: str, *, update: bool = False) -> QueryResult | None:
         """Run a user's SPARQL query (or update, when ``update`` and the store is writable).
 
-        SERVICE and LOAD are refused: they would make the store reach the network; so is a
-        FROM / FROM NAMED naming a graph the store does not hold (a remote dataset).
+        The default graph of a query is the union of all named graphs unless it names its
+        dataset (:func:`~labbrain.store.base.read_query`). SERVICE and LOAD are refused: they
+        would make the store reach the network; so is a FROM / FROM NAMED naming a graph the
+        store does not hold (a remote dataset). An update sent as a query is told to use
+        ``--update``.
         """
         if update:
             if self.read_only:
@@ -178,9 +181,8 @@ class LabBrain:
             self.store.update(sparql)
             self.index.sync(self.store)
             return None
-        check_query(sparql, graphs=self.store.graphs)
         try:
-            return self.store.query(sparql)
+            return read_query(self.store, sparql)
         except QuerySyntaxError:
             if looks_like_update(sparql):
                 raise QueryNotAllowed(
@@ -237,15 +239,14 @@ class LabBrain:
             descending=descending,
         )
 
-    def export(self, output: IO[bytes], fmt: str, graphs: list[str] | None = None) -> None:
-        """Serialise graphs (default: every graph but labbrain's own ontology and system
-        graphs, which can be named explicitly) to ``output``."""
-        if graphs:
-            chosen = [graph_iri(g) for g in graphs]
-        else:
-            internal = (ONTOLOGY_GRAPH, SYSTEM_GRAPH)
-            chosen = [g for g in self.store.graphs() if g not in internal]
-        export_graphs(self.store, output, fmt, chosen)
+    def export(
+        self, output: IO[bytes], fmt: str, graphs: list[str] | None = None, *, merge: bool = False
+    ) -> None:
+        """Serialise the graphs named (slugs or IRIs; default: the datasets and the agent's
+        memory, see :func:`~labbrain.store.export.default_graphs`) to ``output``; ``merge``
+        lets a triples-only format hold several graphs as one."""
+        chosen = [graph_iri(g) for g in graphs] if graphs else None
+        export_graphs(self.store, output, fmt, chosen, merge=merge)
 
     def info(self) -> dict[str, Any]:
         """Effective settings, store location and versions."""

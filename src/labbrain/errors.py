@@ -10,6 +10,8 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     ├── StoreError
     │   ├── StoreLocked(path)              another process holds the writer lock
     │   ├── StoreNotFound(path)            a read-only command on a store that does not exist
+    │   ├── StoreLocationInvalid(path, problem)  the store path is a file, or its directory
+    │   │                                  cannot be created, read or written there
     │   ├── StoreReadOnly(operation)       a write on a store opened read-only
     │   ├── DiskFull()                     the store's device ran out of space; write undone
     │   ├── WriteConflict(operation, attempts)  other processes' writes kept landing first
@@ -20,7 +22,10 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   ├── InputTooLarge(path, reason)
     │   ├── RemoteContextRefused(url)
     │   ├── UnsupportedFormat(path, reason)
-    │   └── BackupInvalid(path, reason)    not a complete, intact labbrain backup
+    │   ├── BackupInvalid(path, reason)    not a complete, intact labbrain backup
+    │   ├── UnusablePath(path, reason)     missing, a directory / device / named pipe,
+    │   │                                  unreadable, unwritable, or a name too long
+    │   └── FormatHoldsOneGraph(fmt, graphs)  several graphs asked of Turtle / N-Triples
     ├── QueryError
     │   ├── QuerySyntaxError(message, line, column)
     │   ├── QueryNotAllowed(reason)
@@ -74,6 +79,17 @@ class StoreNotFound(StoreError):
     def __init__(self, path: str) -> None:
         self.path = path
         super().__init__(f"no labbrain store at {path}; load data first with `labbrain load`")
+
+
+class StoreLocationInvalid(StoreError):
+    """The store location ``path`` cannot hold a labbrain store: ``problem`` says why (it is a
+    file, or its directory cannot be created, read or written there, with the system's
+    reason). Nothing was written."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{problem}; use another store location (--store or LABBRAIN_STORE)")
 
 
 class StoreReadOnly(StoreError):
@@ -186,6 +202,30 @@ class BackupInvalid(InputError):
         self.path = path
         self.reason = reason
         super().__init__(f"backup {path} refused: {reason}; nothing was changed")
+
+
+class UnusablePath(InputError):
+    """A path given to a command cannot be used as asked: it is missing, of another kind (a
+    directory, a device, a named pipe), unreadable or unwritable, or its name is too long.
+    ``reason`` says what the path is and what to do instead."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class FormatHoldsOneGraph(InputError):
+    """An export in a triples-only format (Turtle, N-Triples) was asked for several graphs."""
+
+    def __init__(self, fmt: str, graphs: list[str]) -> None:
+        self.fmt = fmt
+        self.graphs = graphs
+        super().__init__(
+            f"{fmt} holds one graph, and {len(graphs)} were asked for ({', '.join(graphs)}); "
+            "export them with their names as TriG or N-Quads (--format trig, --format "
+            "nquads), one of them with --graph, or all their triples as one graph with --merge"
+        )
 
 
 class QueryError(LabbrainError):

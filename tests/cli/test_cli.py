@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from pyoxigraph import RdfFormat, parse
+from pyoxigraph import NamedNode, Quad, RdfFormat, parse
 
 from conftest import (
     BACKENDS,
@@ -27,6 +27,7 @@ from conftest import (
     Target,
     cli_args,
     settings_for,
+    settings_of,
 )
 from labbrain import cli
 from labbrain.cli import main
@@ -553,6 +554,68 @@ def test_query_from_file(loaded: Target, tmp_path: Path) -> None:
     )
 
 
+def _store_quads(target: Target) -> dict[str, list[Quad]]:
+    """Every named graph of the store at ``target`` with its quads, read through the store
+    interface (not through a query)."""
+    with LabBrain(settings_of(target), read_only=True) as brain:
+        return {graph: list(brain.store.quads(graph)) for graph in brain.store.graphs()}
+
+
+def test_query_default_graph_is_the_union_of_all_graphs(loaded: Target) -> None:
+    """As in the console, the endpoint and sparql_query: a pattern outside GRAPH matches the
+    triples of every named graph (each graph's copy of a triple counts once per graph)."""
+    expected = sum(len(quads) for quads in _store_quads(loaded).values())
+    assert expected > 2349  # the sample's dataset graph, the ontology, the load record, ...
+    rows = query_json(loaded, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+    assert rows == [{"n": str(expected)}]
+
+
+def test_query_describe_prints_the_node_triples(loaded: Target) -> None:
+    node = NamedNode("https://roamresearch.com/#/app/akamatsulab-sample/page/bPazg-DDU")
+    expected = {
+        (q.predicate, q.object)
+        for quads in _store_quads(loaded).values()
+        for q in quads
+        if q.subject == node
+    }
+    assert len(expected) > 3  # title, creator, created, types, relations
+    out = ok(invoke(loaded, "query", f"DESCRIBE <{node.value}>"))
+    described = {
+        (t.predicate, t.object) for t in parse(out.encode(), RdfFormat.TURTLE) if t.subject == node
+    }
+    assert described == expected
+
+
+def test_query_from_and_from_named_restrict_the_dataset(loaded: Target) -> None:
+    graphs = _store_quads(loaded)
+    ontology = "urn:labbrain:ontology"
+    rows = query_json(loaded, f"SELECT (COUNT(*) AS ?n) FROM <{ontology}> WHERE {{ ?s ?p ?o }}")
+    assert rows == [{"n": str(len(graphs[ontology]))}]
+    rows = query_json(
+        loaded,
+        f"SELECT ?g (COUNT(*) AS ?n) FROM NAMED <{SAMPLE_GRAPH}> "
+        "WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+    )
+    assert rows == [{"g": SAMPLE_GRAPH, "n": str(len(graphs[SAMPLE_GRAPH]))}]
+    # With FROM NAMED only, the default graph is empty (SPARQL 1.1, 13.2).
+    rows = query_json(
+        loaded, f"SELECT (COUNT(*) AS ?n) FROM NAMED <{SAMPLE_GRAPH}> WHERE {{ ?s ?p ?o }}"
+    )
+    assert rows == [{"n": "0"}]
+
+
+def test_query_file_from_stdin(loaded: Target) -> None:
+    assert ok(invoke(loaded, "query", "-f", "-", input=TYPE_COUNTS)) == ok(
+        invoke(loaded, "query", TYPE_COUNTS)
+    )
+
+
+def test_query_file_that_is_not_text(loaded: Target, tmp_path: Path) -> None:
+    path = tmp_path / "query.rq"
+    path.write_bytes(b'SELECT * WHERE { ?s ?p "caf\xe9" }')
+    one_line_error(invoke(loaded, "query", "-f", str(path)), 2, str(path), "is not UTF-8 text")
+
+
 def test_query_needs_exactly_one_source(loaded: Target, tmp_path: Path) -> None:
     path = _write(tmp_path / "q.rq", "ASK {}")
     one_line_error(invoke(loaded, "query", "ASK {}", "-f", str(path)), 2, "one of them")
@@ -896,3 +959,43 @@ def test_invalid_settings_are_reported_not_raised(tmp_path: Path) -> None:
     one_line_error(result, 2, "settings:", "LABBRAIN_MAX_ROWS")
     result = invoke(tmp_path / "s", "stats", env={"LABBRAIN_JSONLD_ENGINE": "fastest"})
     one_line_error(result, 2, "LABBRAIN_JSONLD_ENGINE")
+
+
+# ---------------------------------------------------------------------------- version, completion
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flags(flag: str) -> None:
+    from importlib.metadata import version
+
+    result = CliRunner().invoke(main, [flag], prog_name="labbrain")
+    assert ok(result).strip() == f"labbrain, version {version('labbrain')}"
+
+
+@pytest.mark.parametrize(
+    ("shell", "marker"),
+    [
+        ("bash", "complete -o nosort -F _labbrain_completion labbrain"),
+        ("zsh", "compdef _labbrain_completion labbrain"),
+        ("fish", "complete --no-files --command labbrain"),
+    ],
+)
+def test_shell_completion_scripts(shell: str, marker: str) -> None:
+    """``_LABBRAIN_COMPLETE=<shell>_source labbrain`` prints the script docs/commands.md tells
+    users to install: a function named after the command, registered for it."""
+    result = CliRunner().invoke(
+        main, [], prog_name="labbrain", env={"_LABBRAIN_COMPLETE": f"{shell}_source"}
+    )
+    script = ok(result)
+    assert "_labbrain_completion" in script
+    assert marker in script
+
+
+def test_shell_completion_completes_commands_and_options() -> None:
+    """What the installed script asks for: the completions of the words typed so far."""
+    env = {"_LABBRAIN_COMPLETE": "bash_complete", "COMP_WORDS": "labbrain exp", "COMP_CWORD": "1"}
+    result = CliRunner().invoke(main, [], prog_name="labbrain", env=env)
+    assert ok(result).split() == ["plain,export"]
+    env = {"COMP_WORDS": "labbrain export --form", "COMP_CWORD": "2"}
+    result = CliRunner().invoke(
+        main, [], prog_name="labbrain", env={"_LABBRAIN_COMPLETE": "bash_complete", **env}
+    )
+    assert ok(result).split() == ["plain,--format"]

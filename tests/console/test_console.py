@@ -546,9 +546,29 @@ class Terminal:
         return self.expect_prompt()
 
     def children(self) -> list[int]:
-        """Process ids of the console's child processes (a running query's worker)."""
-        path = Path(f"/proc/{self.child.pid}/task/{self.child.pid}/children")
-        return [int(pid) for pid in path.read_text().split()]
+        """Process ids of the console's query workers: its child processes, where
+        multiprocessing's forkserver (the workers' parent) and resource tracker, which live as
+        long as the console, stand for their own children."""
+
+        def kids(pid: int) -> list[int]:
+            try:
+                return [
+                    int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+                ]
+            except FileNotFoundError:
+                return []
+
+        def helper(pid: int) -> bool:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except FileNotFoundError:
+                return False
+            return b"multiprocessing.forkserver" in cmdline or b"resource_tracker" in cmdline
+
+        workers: list[int] = []
+        for pid in kids(self.child.pid):
+            workers.extend(kids(pid) if helper(pid) else [pid])
+        return workers
 
     def quit(self) -> None:
         """Leave with .quit and wait for the exit."""

@@ -360,7 +360,7 @@ def test_cli_search_modes_and_errors(store_dir: Path) -> None:
     table = ok(invoke(store_dir, "search", PARAPHRASE))
     assert "hybrid search" in table
     one_line_error(
-        invoke(store_dir, "embed", "--model", "./no/such/model"), 2, "no model directory"
+        invoke(store_dir, "embed", "--model", "./no/such/model"), 2, "no such model directory"
     )
 
 

@@ -88,7 +88,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcessT
             type="supports",
             strength=0.8,
         )
-        proposition = tools.ok("add_proposition", content="Tension recruits Arp2/3.", confidence=0.7)
+        proposition = tools.ok(
+            "add_proposition", content="Tension recruits Arp2/3.", confidence=0.7
+        )
         ids["proposition"] = proposition["proposition"]["id"]
         yield tools, ids
 

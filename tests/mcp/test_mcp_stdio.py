@@ -123,7 +123,8 @@ def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
     listing = _inspector(npx, store, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listing["tools"]}
     assert len(tools) > 13
-    assert tools["get_node"]["annotations"]["readOnlyHint"] is True
+    assert tools["search_nodes"]["annotations"]["readOnlyHint"] is True
+    assert tools["get_node"]["annotations"]["readOnlyHint"] is False  # it records visits
     assert "outputSchema" in tools["search_nodes"]
     called = _inspector(
         npx,

@@ -85,12 +85,18 @@ def _breaks(_store: QuadStore) -> None:
     raise RuntimeError("engine trouble\nsecond line")
 
 
+def _pid_and_count(view: QuadStore) -> tuple[int, int]:
+    return os.getpid(), view.count(SAMPLE_GRAPH)
+
+
+def _has_the_sample(view: QuadStore) -> bool:
+    return view.has_graph(SAMPLE_GRAPH)
+
+
 def test_isolated_work_returns_its_result_from_the_child(brain: LabBrain) -> None:
     with brain:
         parent = os.getpid()
-        pid, count = run_isolated(
-            brain.store, lambda view: (os.getpid(), view.count(SAMPLE_GRAPH)), 30
-        )
+        pid, count = run_isolated(brain.store, _pid_and_count, 30)
         assert pid != parent and count == brain.store.count(SAMPLE_GRAPH) > 0
 
 
@@ -104,4 +110,4 @@ def test_isolated_errors_come_back_as_labbrain_errors(brain: LabBrain) -> None:
         with pytest.raises(QueryError, match=r"^engine trouble$"):
             run_isolated(brain.store, _breaks, 30)
         # the parent's store is untouched by any of it
-        assert run_isolated(brain.store, lambda view: view.has_graph(SAMPLE_GRAPH), 30)
+        assert run_isolated(brain.store, _has_the_sample, 30)

@@ -1,13 +1,19 @@
 """Child processes for the fault tests (tests/ops/test_faults.py), killed with SIGKILL mid-run.
 
-Run as ``python tests/ops/fault_child.py MODE STORE COUNT``. Each mode opens the store for
+Run as ``python tests/ops/fault_child.py MODE STORE COUNT [FILE]``. Each mode opens the store for
 writing, prints ``ready``, then does a known sequence of writes and prints one line per write
 *after* it returned (flushed), so the parent knows exactly which writes were acknowledged:
 
 - ``agent``: keyed agent writes, cycling finding / memory / proposition (:func:`agent_write`);
   the store must already hold the sample, the project :data:`PROJECT` and the domain
   :data:`DOMAIN` (active for :data:`AGENT`);
-- ``ledger``: task-state checkpoints (:func:`ledger_plan`), each one ledger transaction.
+- ``ledger``: task-state checkpoints (:func:`ledger_plan`), each one ledger transaction;
+- ``bulk``: loads the file given after COUNT, holding back every bulk write of the load after
+  the first COUNT (:func:`hold_bulk_writes_after`): once those returned it prints
+  ``partial N``, N the quads the target graph holds then, and waits to be killed. The store
+  then holds part of the load for certain; a kill inside pyoxigraph's bulk loader left no
+  partial graph in tests/store/test_kill.py's 20,000-node loads, so those pass even with the
+  journal's rollback disabled.
 
 The write sequences are functions of the write's number, so the parent can replay the one
 that was in flight when the child died. With ``FAULT_CHILD_PAD=N`` in the environment, each
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +37,7 @@ from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.settings import Settings
+from labbrain.store import local
 from labbrain.tasks.ledger import TaskEvent, TaskLedger, TaskState, new_task, transition
 
 AGENT = "fault-test"
@@ -144,12 +152,48 @@ def _run_agent(brain: LabBrain, count: int) -> None:
         print(number, iri, PAD, flush=True)
 
 
+def hold_bulk_writes_after(count: int) -> None:
+    """Let the first ``count`` bulk writes of this process through and hold back every later
+    one before it writes anything; when the first ``count`` have returned, print ``partial N``
+    (N: the quads of the target graph in the live database, flushed) and wait forever."""
+    write = local._BulkWriter.write
+    lock = threading.Lock()
+    started, finished = [0], [0]
+
+    def held_back(self: local._BulkWriter, part: Any) -> None:
+        with lock:
+            number = started[0]
+            started[0] += 1
+        if number >= count:
+            threading.Event().wait()
+        write(self, part)
+        with lock:
+            finished[0] += 1
+            if finished[0] < count:
+                return
+            database = self._owner._store
+            database.flush()
+            quads = sum(1 for _ in database.quads_for_pattern(None, None, None, self._target))
+            print("partial", quads, flush=True)
+        threading.Event().wait()
+
+    local._BulkWriter.write = held_back  # type: ignore[method-assign]
+
+
+def _run_bulk(brain: LabBrain, count: int, source: str) -> None:
+    hold_bulk_writes_after(count)
+    brain.load(source)
+
+
 def main(argv: list[str]) -> int:
     mode, store, count = argv[1], argv[2], int(argv[3])
     brain = LabBrain(Settings(store=store))
     print("ready", flush=True)
-    runners: dict[str, Any] = {"agent": _run_agent, "ledger": _run_ledger}
-    runners[mode](brain, count)
+    if mode == "bulk":
+        _run_bulk(brain, count, argv[4])
+    else:
+        runners: dict[str, Any] = {"agent": _run_agent, "ledger": _run_ledger}
+        runners[mode](brain, count)
     brain.close()
     print("finished", flush=True)
     return 0

@@ -698,7 +698,8 @@ def test_a_second_writer_is_refused_and_the_live_server_keeps_writing(
         async with Client(server, read_timeout_seconds=120) as first:
             calls = [await first.call_tool("create_project", {"name": "Membrane tension"})]
             calls += [await first.call_tool("log_finding", finding(n)) for n in range(2)]
-            holder = (store / "writer.lock").read_text().strip()
+            holder = (store / "writer.pid").read_text().strip()  # the server's pid
+            assert holder.isdigit() and os.path.isdir(f"/proc/{holder}")
             refused = [
                 second_writer("load", str(SAMPLE_DCT)),
                 second_writer("reindex"),

@@ -351,6 +351,20 @@ def test_restore_refuses_a_locked_store(sample_backup: Path, tmp_path: Path) -> 
     )
 
 
+def test_restore_into_a_file_is_one_line_and_leaves_the_file(
+    sample_backup: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("my notes\n")
+    result = run(target, "restore", str(sample_backup))
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines() == [
+        f"error: {target} is a file, not a labbrain store directory; use another store "
+        "location (--store or LABBRAIN_STORE)"
+    ]
+    assert target.read_text() == "my notes\n"
+
+
 class Failure(Exception):
     """Injected into a restore."""
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -263,16 +265,82 @@ def test_several_graphs_as_nquads_and_jsonld_keep_their_names(loaded: Target) ->
         assert {q.graph_name for q in parse(data, PYOXIGRAPH_FORMATS[fmt])} == expected
 
 
-def test_turtle_merges_several_graphs(loaded: Target) -> None:
-    data = ok(invoke(loaded, "export", "--format", "turtle", "--graph", SLUG, "--graph", DCT_GRAPH))
+@pytest.mark.parametrize("fmt", ["turtle", "ntriples"])
+def test_triples_only_format_refuses_several_graphs(fmt: str, loaded: Target) -> None:
+    """Turtle and N-Triples hold one graph: several are not merged without being asked to."""
+    result = invoke(loaded, "export", "--format", fmt, "--graph", SLUG, "--graph", DCT_GRAPH)
+    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
+    assert result.stdout_bytes == b""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {fmt} holds one graph, and 2 were asked for")
+    for fragment in (SAMPLE_GRAPH, DCT_GRAPH, "--format trig", "--format nquads", "--graph"):
+        assert fragment in line
+    assert "--merge" in line
+
+
+def test_triples_only_format_refuses_the_default_set_of_several_graphs(loaded: Target) -> None:
+    result = invoke(loaded, "export", "--format", "turtle")
+    assert result.exit_code == 2
+    assert SAMPLE_GRAPH in result.stderr and DCT_GRAPH in result.stderr
+    assert result.stdout_bytes == b""
+
+
+def test_turtle_merges_several_graphs_when_asked(loaded: Target) -> None:
+    data = ok(
+        invoke(
+            loaded, "export", "--format", "turtle", "--merge", "--graph", SLUG, "--graph", DCT_GRAPH
+        )
+    )
     with LabBrain(settings_of(loaded), read_only=True) as brain:
         both = [*brain.store.quads(SAMPLE_GRAPH), *brain.store.quads(DCT_GRAPH)]
     assert canonical(parse(data, RdfFormat.TURTLE)) == canonical(both)
 
 
-def test_export_all_graphs_by_default(loaded: Target) -> None:
-    names = {q.graph_name for q in parse(ok(invoke(loaded, "export")), RdfFormat.TRIG)}
-    assert {NamedNode(SAMPLE_GRAPH), NamedNode(DCT_GRAPH)} <= names
+def test_one_graph_as_turtle_needs_no_merge(loaded: Target) -> None:
+    data = ok(invoke(loaded, "export", "--format", "turtle", "--graph", "dct-sample"))
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
+        assert canonical(parse(data, RdfFormat.TURTLE)) == canonical(brain.store.quads(DCT_GRAPH))
+
+
+#: One graph of every kind the store can hold (docs/sparql.md, "Named graphs"), with whether
+#: ``labbrain export`` without --graph includes it. Written out by hand: the lab's datasets,
+#: the assistant's memory (projects, memory domains, propositions) and a user's own graph are
+#: exported; labbrain's ontology, its system records, the task ledger and staging graphs are not.
+GRAPH_KINDS = {
+    SAMPLE_GRAPH: True,
+    "urn:labbrain:project:membrane-review": True,
+    "urn:labbrain:domain:d0c0ffee": True,
+    "urn:labbrain:claims:main": True,
+    "http://example.org/my-notes": True,
+    "urn:labbrain:ontology": False,
+    "urn:labbrain:system": False,
+    "urn:labbrain:tasks": False,
+    "urn:labbrain:staging:0123abcd": False,
+}
+
+
+def test_default_export_is_the_datasets_and_the_memory_graphs(store_target: Target) -> None:
+    ok(invoke(store_target, "load", str(SAMPLE)))  # the dataset; the ontology, system, tasks
+    inserts = " ".join(
+        f'GRAPH <{graph}> {{ <urn:test:s> <urn:test:p> "{graph}" }}'
+        for graph in GRAPH_KINDS
+        if graph != SAMPLE_GRAPH
+    )
+    ok(invoke(store_target, "query", "--update", f"INSERT DATA {{ {inserts} }}"))
+    with LabBrain(settings_of(store_target), read_only=True) as brain:
+        assert all(brain.store.count(graph) > 0 for graph in GRAPH_KINDS)
+    for fmt in ("trig", "nquads", "jsonld"):
+        data = ok(invoke(store_target, "export", "--format", fmt))
+        names = {q.graph_name.value for q in parse(data, PYOXIGRAPH_FORMATS[fmt])}  # type: ignore[union-attr]
+        assert names == {graph for graph, exported in GRAPH_KINDS.items() if exported}, fmt
+    # Every graph left out can still be named.
+    internal = [graph for graph, exported in GRAPH_KINDS.items() if not exported]
+    data = ok(invoke(store_target, "export", "--format", "nquads", *_graph_options(internal)))
+    assert {q.graph_name.value for q in parse(data, RdfFormat.N_QUADS)} == set(internal)  # type: ignore[union-attr]
+
+
+def _graph_options(graphs: list[str]) -> list[str]:
+    return [option for graph in graphs for option in ("--graph", graph)]
 
 
 def test_library_export_errors(sample_brain: LabBrain) -> None:
@@ -327,6 +395,54 @@ def test_failed_export_leaves_no_partial_file(loaded: Target, tmp_path: Path) ->
     result = invoke(loaded, "export", "--graph", "nope", "-o", str(target))
     assert result.exit_code == 4
     assert list(tmp_path.glob("missing.trig*")) == []
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], None]]:
+    """Set the process umask for the test; the previous one is restored after it."""
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield os.umask
+    os.umask(previous)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_export_file_mode_follows_the_umask(
+    mask: int, mode: int, loaded: Target, tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    """A new export file is made as any new file is (0666 less the umask), as cp makes one."""
+    umask(mask)
+    target = tmp_path / "sample.nq"
+    ok(invoke(loaded, "export", "--format", "nquads", "--graph", SLUG, "-o", str(target)))
+    assert stat.S_IMODE(target.stat().st_mode) == mode
+
+
+def test_replaced_export_file_keeps_its_mode(
+    loaded: Target, tmp_path: Path, umask: Callable[[int], None]
+) -> None:
+    umask(0o077)
+    target = tmp_path / "shared.trig"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o664)
+    ok(invoke(loaded, "export", "--graph", SLUG, "-o", str(target)))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o664
+    assert target.read_text(encoding="utf-8") != "old\n"
+
+
+def test_export_through_a_symbolic_link_replaces_its_target(loaded: Target, tmp_path: Path) -> None:
+    """As cp does: the link stays, the file it points to gets the export."""
+    out = tmp_path / "out"
+    out.mkdir()
+    real = out / "real.nq"
+    real.write_text("old\n", encoding="utf-8")
+    link = out / "link.nq"
+    link.symlink_to(real)
+    ok(invoke(loaded, "export", "--format", "nquads", "--graph", "dct-sample", "-o", str(link)))
+    assert link.is_symlink() and link.resolve() == real
+    with LabBrain(settings_of(loaded), read_only=True) as brain:
+        expected = canonical(brain.store.quads(DCT_GRAPH))
+    assert canonical(parse(path=str(real), format=RdfFormat.N_QUADS)) == expected
+    assert sorted(p.name for p in out.iterdir()) == ["link.nq", "real.nq"]
 
 
 def test_export_to_stdout(loaded: Target) -> None:

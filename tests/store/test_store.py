@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+import errno
+import multiprocessing
+import os
 import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple
 
-from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import ROOT, SAMPLE, SAMPLE_GRAPH, require, settings_for
 from helpers import count, snapshot
+from labbrain.cli import main
+from labbrain.console.worker import run_query
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound, StoreLocked, StoreNotFound, StoreReadOnly
+from labbrain.errors import (
+    GraphNotFound,
+    StoreLocationInvalid,
+    StoreLocked,
+    StoreNotFound,
+    StoreReadOnly,
+)
 from labbrain.rdf.namespaces import LB, ONTOLOGY_GRAPH, SYSTEM_GRAPH
 from labbrain.store.base import RdfDocument
+from labbrain.store.isolated import process_context
 from labbrain.store.journal import JOURNAL_DIR, JOURNAL_MARKER
 from labbrain.store.local import OxigraphStore, open_store
 from labbrain.store.ontology import vocabulary
@@ -73,6 +87,23 @@ def test_second_writer_process_gets_store_locked(loaded_dir: Path) -> None:
         # and the writer is unaffected
         assert writer.store.count(SAMPLE_GRAPH) > 2000
         writer.load(str(SAMPLE))
+
+
+def test_the_refusal_names_the_holder_whose_pid_file_goes_with_the_lock(loaded_dir: Path) -> None:
+    """The holder's pid is in ``writer.pid`` while it holds the lock (a file of its own: on
+    Windows a locked file cannot be read); a refused writer names it; the shared-lock probe
+    sees the lock held, then free once the holder closed."""
+    pid_file = loaded_dir / "writer.pid"
+    with LabBrain(settings_for(loaded_dir)):
+        assert pid_file.read_text() == str(os.getpid())
+        with pytest.raises(StoreLocked) as caught:
+            open_store(str(loaded_dir))
+        assert caught.value.holder == f"pid {os.getpid()}"
+        with open_store(str(loaded_dir), read_only=True) as reader:
+            assert reader.writer_alive()
+    assert not pid_file.exists()
+    with open_store(str(loaded_dir), read_only=True) as reader:
+        assert not reader.writer_alive()
 
 
 def test_reader_alongside_writer(loaded_dir: Path) -> None:
@@ -320,3 +351,218 @@ def test_iterator_errors_roll_back(memory_brain: LabBrain) -> None:
     with pytest.raises(ValueError, match="source went away"):
         memory_brain.store.replace_graph(SAMPLE_GRAPH, lambda w: w.write(exploding()))
     assert snapshot(memory_brain) == before
+
+
+# ---------------------------------------------------------------------------- store locations
+ELSEWHERE = "use another store location (--store or LABBRAIN_STORE)"
+NOTES = b"my notes, not a store\n"
+
+
+def _tree(directory: Path) -> dict[str, bytes | None]:
+    """Every path under ``directory`` with the content of its files (None for a directory)."""
+    return {
+        p.relative_to(directory).as_posix(): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(directory.rglob("*"))
+    }
+
+
+def _as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _refuse(monkeypatch: pytest.MonkeyPatch, name: str, code: int, where: Path) -> None:
+    """Make ``os.<name>`` fail with ``code`` for ``where`` (and what lies under it), as the
+    system does for a user without the permission (root has it)."""
+    original = getattr(os, name)
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if Path(os.fsdecode(path)).is_relative_to(where):
+            raise OSError(code, os.strerror(code), os.fsdecode(path))
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, name, refused)
+
+
+def _read_only_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    parent = tmp_path / "read-only"
+    parent.mkdir()
+    if _as_root():
+        _refuse(monkeypatch, "mkdir", errno.EACCES, parent)
+    else:
+        parent.chmod(0o555)
+    return parent / "store"
+
+
+def _read_only_store_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An existing, empty directory in which no file can be created."""
+    directory = tmp_path / "read-only-store"
+    directory.mkdir()
+    if _as_root():
+        _refuse(monkeypatch, "open", errno.EACCES, directory)
+    else:
+        directory.chmod(0o555)
+    return directory
+
+
+#: name -> (the store path under tmp_path, errno of a writable open, what a read-only open
+#: says: errno, or None for "no labbrain store" since nothing is there)
+LOCATIONS: dict[str, tuple[Any, int, int | None]] = {
+    "under a file": (lambda tmp, _: tmp / "notes.txt" / "store", errno.ENOTDIR, errno.ENOTDIR),
+    "name too long": (lambda tmp, _: tmp / ("s" * 300), errno.ENAMETOOLONG, errno.ENAMETOOLONG),
+    "too long below a new folder": (
+        lambda tmp, _: tmp / "new" / "deeper" / ("s" * 300),
+        errno.ENAMETOOLONG,
+        None,
+    ),
+    "parent read-only": (_read_only_parent, errno.EACCES, None),
+    "in /proc": (lambda _, __: Path("/proc/1/labbrain-store"), errno.ENOENT, None),
+}
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """A regular file where a store might be asked for."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes(NOTES)
+    return path
+
+
+def test_a_file_as_the_store_is_refused_and_left_as_it_was(notes: Path) -> None:
+    for read_only in (False, True):
+        with pytest.raises(StoreLocationInvalid) as caught:
+            open_store(str(notes), read_only=read_only)
+        assert str(caught.value) == (
+            f"{notes} is a file, not a labbrain store directory; {ELSEWHERE}"
+        )
+        assert caught.value.exit_code == 3
+    assert _tree(notes.parent) == {"notes.txt": NOTES}
+
+
+@pytest.mark.parametrize("case", list(LOCATIONS))
+def test_a_store_directory_that_cannot_be_made_is_refused_with_the_reason(
+    case: str, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make, code, read_code = LOCATIONS[case]
+    tmp_path = notes.parent
+    path = make(tmp_path, monkeypatch)
+    if case == "in /proc":
+        require("/proc/1", Path("/proc/1").is_dir(), "a Linux process file system")
+    before = _tree(tmp_path)
+    with pytest.raises(StoreLocationInvalid) as caught:
+        open_store(str(path))
+    assert str(caught.value) == (
+        f"the store directory {path} cannot be created there ({os.strerror(code)}); {ELSEWHERE}"
+    )
+    assert caught.value.exit_code == 3
+    if read_code is None:
+        with pytest.raises(StoreNotFound):
+            open_store(str(path), read_only=True)
+    else:
+        with pytest.raises(StoreLocationInvalid) as caught:
+            open_store(str(path), read_only=True)
+        assert str(caught.value) == (
+            f"the store directory {path} cannot be read ({os.strerror(read_code)}); {ELSEWHERE}"
+        )
+    assert _tree(tmp_path) == before  # nothing was written, no folder left behind
+
+
+def test_a_store_directory_that_cannot_be_written_is_refused_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = _read_only_store_directory(tmp_path, monkeypatch)
+    with pytest.raises(StoreLocationInvalid) as caught:
+        open_store(str(directory))
+    assert str(caught.value) == (
+        f"the store directory {directory} cannot be written "
+        f"({os.strerror(errno.EACCES)}); {ELSEWHERE}"
+    )
+    assert list(directory.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["load", str(SAMPLE)], ["stats"]])
+@pytest.mark.parametrize("case", ["a file", *LOCATIONS])
+def test_the_command_line_says_what_is_wrong_with_the_store_in_one_line(
+    case: str, command: list[str], notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`labbrain --store <bad place> load|stats`: one line on stderr, exit code 3, nothing
+    written."""
+    tmp_path = notes.parent
+    path = notes if case == "a file" else LOCATIONS[case][0](tmp_path, monkeypatch)
+    if case == "in /proc":
+        require("/proc/1", Path("/proc/1").is_dir(), "a Linux process file system")
+    before = _tree(tmp_path)
+    result = CliRunner().invoke(main, ["--store", str(path), *command])
+    assert result.exit_code == 3, result.exception
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    if case == "a file":
+        assert f"{path} is a file, not a labbrain store directory" in line
+    elif command[0] == "load":
+        code = LOCATIONS[case][1]
+        assert f"{path} cannot be created there ({os.strerror(code)})" in line
+    elif LOCATIONS[case][2] is None:
+        assert line == f"error: no labbrain store at {path}; load data first with `labbrain load`"
+    else:
+        assert f"{path} cannot be read ({os.strerror(LOCATIONS[case][2])})" in line
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("case", ["a file", "under a file", "name too long", "in /proc"])
+def test_the_labbrain_command_prints_no_traceback_for_a_bad_store_location(
+    case: str, notes: Path
+) -> None:
+    """The real command, in a child process, for the locations of the report."""
+    tmp_path = notes.parent
+    path = notes if case == "a file" else LOCATIONS[case][0](tmp_path, None)
+    if case == "in /proc":
+        require("/proc/1", Path("/proc/1").is_dir(), "a Linux process file system")
+    before = _tree(tmp_path)
+    for command in (["load", str(SAMPLE)], ["stats"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "labbrain", "--store", str(path), *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert result.returncode == 3, result.stderr
+        assert result.stdout == ""
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+        assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+    assert _tree(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------- isolated work
+def test_isolated_work_starts_its_child_with_forkserver_or_spawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Never ``fork``: forkserver where the platform has it, else spawn (Windows)."""
+    has_forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+    assert process_context().get_start_method() == ("forkserver" if has_forkserver else "spawn")
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert process_context().get_start_method() == "spawn"
+
+
+@pytest.mark.subprocess
+def test_isolated_work_runs_without_forking_this_process(
+    loaded_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A console query on disk runs in a child process started without ``os.fork`` here
+    (forking a process that runs threads is unsafe on macOS, and Windows has no fork)."""
+
+    def refused() -> int:
+        raise AssertionError("os.fork was called in the process that asked for the query")
+
+    with LabBrain(settings_for(loaded_dir), read_only=True) as brain:
+        quads = sum(1 for graph in brain.store.graphs() for _ in brain.store.quads(graph))
+        monkeypatch.setattr(os, "fork", refused)
+        outcome = run_query(
+            brain.store,
+            "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+            cap=5,
+            seconds=60,
+        )
+    xsd_integer = "<http://www.w3.org/2001/XMLSchema#integer>"
+    assert outcome.data.decode().split() == ["?n", f'"{quads}"^^{xsd_integer}']

@@ -1,7 +1,7 @@
 """Running one console query where it can be stopped, and bringing its result back.
 
 pyoxigraph has no query timeout and a running query ignores signals, so a console query on an
-on-disk store runs in a forked child process over a fresh read-only view of the store; the
+on-disk store runs in a child process over a fresh read-only view of the store; the
 console waits at most the time limit, and kills the child on timeout or Ctrl-C. In-memory
 stores cannot be shared with a child: their queries run in the console's own process. A
 remote store (``--endpoint``) is queried from this process with the limit as the request's
@@ -15,6 +15,7 @@ The default graph of a console query is the union of all graphs.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,9 +36,9 @@ from pyoxigraph import (
 from labbrain.errors import (
     QuerySyntaxError,
 )
-from labbrain.rdf.sparql_policy import check_query, dataset_graphs, looks_like_update
+from labbrain.rdf.sparql_policy import check_query, looks_like_update
 from labbrain.settings import MEMORY_STORE
-from labbrain.store.base import QuadStore
+from labbrain.store.base import QuadStore, read_query
 from labbrain.store.isolated import run_isolated
 from labbrain.store.local import open_store
 
@@ -98,9 +99,8 @@ def execute(store: QuadStore, text: str, cap: int) -> Outcome:
     the query names its dataset with FROM / FROM NAMED), keeping
     at most ``cap`` solutions or triples. SERVICE, and FROM / FROM NAMED naming a graph the
     store does not hold, are refused."""
-    check_query(text, graphs=store.graphs)
     started = time.perf_counter()
-    result = store.query(text, union=not dataset_graphs(text))
+    result = read_query(store, text)
     if isinstance(result, QueryBoolean):
         data = b"true" if bool(result) else b"false"
         return Outcome("ask", data, 1, False, time.perf_counter() - started)
@@ -132,10 +132,10 @@ def execute(store: QuadStore, text: str, cap: int) -> Outcome:
 def run_query(store: QuadStore, text: str, *, cap: int, seconds: float) -> Outcome:
     """Run a read-only query with a time limit that holds (on-disk and remote stores).
 
-    On disk, the query runs in a forked child over a fresh read-only view of the store, so it
+    On disk, the query runs in a child process over a fresh read-only view of the store, so it
     sees every committed write. The child is killed after ``seconds`` (QueryTimeout) or when
     the caller is interrupted (KeyboardInterrupt propagates after the kill). A remote store's
     server runs the query, with ``seconds`` as the request's time limit; Ctrl-C abandons the
     request. In-memory stores run the query in this process, without a time limit.
     """
-    return run_isolated(store, lambda view: execute(view, text, cap), seconds)
+    return run_isolated(store, functools.partial(execute, text=text, cap=cap), seconds)

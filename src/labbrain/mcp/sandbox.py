@@ -1,7 +1,7 @@
 """Read-only SPARQL for untrusted callers (an assistant), with a time limit that holds.
 
-The query runs through :func:`labbrain.isolated.run_isolated`: in a forked child killed at the
-time limit on disk, in this process without a limit in memory, and on a remote store
+The query runs through :func:`labbrain.store.isolated.run_isolated`: in a child process killed
+at the time limit on disk, in this process without a limit in memory, and on a remote store
 (``--endpoint``) on the server, with the limit as the request's time limit (the answer is
 dropped unread when it comes later; set the server's own limit too, e.g. ``oxigraph serve
 --timeout-s``, so that it stops working on it). Results are capped in rows and characters.
@@ -9,6 +9,7 @@ dropped unread when it comes later; set the server's own limit too, e.g. ``oxigr
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pyoxigraph import QueryBoolean, QuerySolutions, QueryTriples, RdfFormat
@@ -18,15 +19,15 @@ from labbrain.errors import (
     QueryNotAllowed,
     QuerySyntaxError,
 )
-from labbrain.rdf.sparql_policy import check_query, dataset_graphs, looks_like_update
-from labbrain.store.base import QuadStore
+from labbrain.rdf.sparql_policy import check_query, looks_like_update
+from labbrain.store.base import QuadStore, read_query
 from labbrain.store.isolated import run_isolated
 from labbrain.store.local import open_store
 from labbrain.store.templates import python_value
 
 
 def _answer(store: QuadStore, query: str, limit: int, max_chars: int) -> SparqlResult:
-    result = store.query(query, union=not dataset_graphs(query))
+    result = read_query(store, query)
     if isinstance(result, QueryBoolean):
         return SparqlResult(kind="ask", boolean=bool(result))
     if isinstance(result, QueryTriples):
@@ -81,7 +82,8 @@ def run_query(
     remote stores."""
     check_query(query, graphs=store.graphs)
     _check_parses(query)
-    return run_isolated(store, lambda view: _answer(view, query, limit, max_chars), seconds)
+    work = functools.partial(_answer, query=query, limit=limit, max_chars=max_chars)
+    return run_isolated(store, work, seconds)
 
 
 def _check_parses(query: str) -> None:

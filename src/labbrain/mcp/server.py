@@ -16,11 +16,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import InputError, StoreError
+from labbrain.errors import StoreError
 from labbrain.ingest.load import LoadReport, read_input
 from labbrain.mcp import resources
 from labbrain.mcp.caps import CappedServer
@@ -63,10 +62,7 @@ def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
 
     Returns the load report, or None when the file's digest matches a loaded dataset.
     """
-    source = Path(path)
-    if not source.is_file():
-        raise InputError(f"DATA_PATH {path}: no such file")
-    read = read_input(path, brain.settings)  # read, format detected and hashed once
+    read = read_input(path, brain.settings)  # checked, read, format detected and hashed once
     if any(dataset["sourceDigest"] == read.digest for dataset in brain.datasets()):
         return None
     if brain.read_only:

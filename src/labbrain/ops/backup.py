@@ -66,7 +66,7 @@ from labbrain.store.journal import (
     remove_path,
     roll_back_restore,
 )
-from labbrain.store.local import WriterLock, open_store
+from labbrain.store.local import WriterLock, check_location, open_store
 
 FORMAT_VERSION = 1
 MANIFEST = "labbrain-backup.json"
@@ -412,7 +412,7 @@ def restore_store(settings: Settings, backup: Path, *, replace: bool = False) ->
     started = time.monotonic()
     directory = _embedded_store_dir(settings, "restore")
     manifest = verify_backup(backup)
-    directory.mkdir(parents=True, exist_ok=True)
+    check_location(directory, create=True)  # a file or a place it cannot be: one clear error
     lock = WriterLock(directory)
     lock.acquire()
     try:

@@ -29,6 +29,7 @@ from pyoxigraph import (
 
 from labbrain.errors import GraphNotFound, QuerySyntaxError
 from labbrain.rdf.namespaces import PREFIXES
+from labbrain.rdf.sparql_policy import check_query, dataset_graphs
 
 QueryResult = QuerySolutions | QueryBoolean | QueryTriples
 
@@ -176,6 +177,15 @@ class QuadStore(Protocol):
     def close(self) -> None:
         """Release the store and its lock."""
         ...
+
+
+def read_query(store: QuadStore, sparql: str) -> QueryResult:
+    """Run a person's read-only query as every surface does (CLI, console, endpoint,
+    ``sparql_query``): the default graph is the union of all named graphs unless the query
+    names its dataset with FROM / FROM NAMED, each of which must be a graph of the store.
+    SERVICE and LOAD are refused (QueryNotAllowed), as the store must not reach the network."""
+    check_query(sparql, graphs=store.graphs)
+    return store.query(sparql, union=not dataset_graphs(sparql))
 
 
 def dump_graphs(

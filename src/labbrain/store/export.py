@@ -1,5 +1,9 @@
 """Export of store graphs: Turtle / TriG / N-Triples / N-Quads straight from pyoxigraph, and
-JSON-LD compacted with pyld against a clean context so it reads like an export."""
+JSON-LD compacted with pyld against a clean context so it reads like an export.
+
+Without a list of graphs, an export holds the lab's data and the assistant's memory (see
+:func:`default_graphs`); labbrain's own bookkeeping graphs are exported only when named.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,15 @@ from typing import IO
 from pyld import jsonld
 from pyoxigraph import RdfFormat
 
-from labbrain.errors import InputError
-from labbrain.rdf.namespaces import PREFIXES
+from labbrain.errors import FormatHoldsOneGraph, InputError
+from labbrain.rdf.namespaces import (
+    CLAIMS_GRAPH_PREFIX,
+    DATASET_GRAPH_PREFIX,
+    DOMAIN_PREFIX,
+    PREFIXES,
+    PROJECT_PREFIX,
+    RESERVED_GRAPH_PREFIX,
+)
 from labbrain.store import templates
 from labbrain.store.base import QuadStore
 
@@ -43,6 +54,28 @@ EXPORT_CONTEXT: dict[str, object] = {
 
 _PREFIX_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
+#: The labbrain graphs an export holds by default: the loaded datasets, and the assistant's
+#: memory (projects, memory domains, propositions). The ontology, the system records, the
+#: task ledger and staging graphs (every other ``urn:labbrain:`` graph) are left out.
+DEFAULT_GRAPH_PREFIXES: tuple[str, ...] = (
+    DATASET_GRAPH_PREFIX,
+    PROJECT_PREFIX,
+    DOMAIN_PREFIX,
+    CLAIMS_GRAPH_PREFIX,
+)
+
+
+def default_graphs(store: QuadStore) -> list[str]:
+    """The graphs an export holds when none is named, sorted: every dataset, project, memory
+    domain and propositions graph, and every graph outside ``urn:labbrain:`` (a user's own,
+    e.g. written by a SPARQL update). Never labbrain's ontology, system, tasks or staging
+    graphs, which an export holds only when they are named."""
+    return [
+        graph
+        for graph in store.graphs()
+        if graph.startswith(DEFAULT_GRAPH_PREFIXES) or not graph.startswith(RESERVED_GRAPH_PREFIX)
+    ]
+
 
 def page_prefixes(store: QuadStore) -> dict[str, str]:
     """A prefix per loaded export for its Roam page URLs, named after the dataset slug
@@ -55,14 +88,26 @@ def page_prefixes(store: QuadStore) -> dict[str, str]:
     return prefixes
 
 
-def export(store: QuadStore, output: IO[bytes], fmt: str, graphs: list[str] | None) -> None:
-    """Write ``graphs`` (all named graphs when None) to ``output`` in ``fmt``.
+def export(
+    store: QuadStore,
+    output: IO[bytes],
+    fmt: str,
+    graphs: list[str] | None,
+    *,
+    merge: bool = False,
+) -> None:
+    """Write ``graphs`` (when None: :func:`default_graphs`) to ``output`` in ``fmt``.
 
-    Turtle and N-Triples hold one graph: with several graphs their triples are merged.
-    TriG, N-Quads and JSON-LD keep the graph names.
+    TriG, N-Quads and JSON-LD keep the graph names. Turtle and N-Triples hold one graph:
+    several graphs are refused (FormatHoldsOneGraph, nothing written) unless ``merge`` asks
+    for their triples in one graph. Raises GraphNotFound for a graph the store lacks.
     """
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+    if graphs is None:
+        graphs = default_graphs(store)
+    if len(graphs) > 1 and not EXPORT_FORMATS[fmt].supports_datasets and not merge:
+        raise FormatHoldsOneGraph(fmt, graphs)
     prefixes = page_prefixes(store)
     if fmt != "jsonld":
         store.dump(output, EXPORT_FORMATS[fmt], graphs, prefixes)

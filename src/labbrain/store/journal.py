@@ -15,6 +15,8 @@ from pathlib import Path
 
 DB_DIR = "oxigraph"
 LOCK_FILE = "writer.lock"
+#: The pid of the lock's holder, beside the lock (see labbrain.store.local.WriterLock).
+PID_FILE = "writer.pid"
 JOURNAL_DIR = "journal"
 JOURNAL_MARKER = "COMPLETE"
 DISCARD_DIR = "oxigraph.discard"
@@ -29,8 +31,14 @@ ALL_ASIDE = "all-aside"
 
 
 def fsync_dir(path: Path) -> None:
-    """Flush the directory entry changes of ``path`` (renames, new files) to disk."""
-    fd = os.open(path, os.O_RDONLY)
+    """Flush the directory entry changes of ``path`` (renames, new files) to disk.
+
+    Does nothing where a directory cannot be opened (no ``os.O_DIRECTORY``: Windows, whose
+    file system journals these changes itself).
+    """
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:

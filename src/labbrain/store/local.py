@@ -10,7 +10,8 @@ store, on disk or in memory, with a writer lock and the journal of
 On-disk layout of a store directory::
 
     <store>/oxigraph/     the RocksDB database
-    <store>/writer.lock   flock held by the one process allowed to write
+    <store>/writer.lock   locked (portalocker) by the one process allowed to write
+    <store>/writer.pid    that process's pid, while it holds the lock
     <store>/journal/      a hard-link backup taken before a bulk write, present only while
                           the write is in flight (or after a crash, until recovery)
     <store>/index.sqlite  derived text index (see labbrain.index.text)
@@ -26,17 +27,19 @@ backup: nobody sees a half-replaced graph.
 from __future__ import annotations
 
 import errno
-import fcntl
 import gc
+import itertools
 import os
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
+import portalocker
 from pyoxigraph import (
     BlankNode,
     NamedNode,
@@ -52,6 +55,7 @@ from labbrain.errors import (
     ExportFormatError,
     GraphNotFound,
     StoreError,
+    StoreLocationInvalid,
     StoreLocked,
     StoreNotFound,
     StoreReadOnly,
@@ -73,6 +77,7 @@ from labbrain.store.journal import (
     JOURNAL_DIR,
     JOURNAL_MARKER,
     LOCK_FILE,
+    PID_FILE,
     fsync_dir,
     recover,
     recover_restore,
@@ -95,33 +100,133 @@ def _open_snapshot(path: Path, attempts: int = 20) -> Store:
     raise AssertionError("unreachable")
 
 
+def _reason(err: OSError) -> str:
+    """The system's reason for ``err`` ("Permission denied", "File name too long", ...)."""
+    return err.strerror or str(err)
+
+
+def _unusable(directory: Path, action: str, err: OSError) -> StoreLocationInvalid:
+    """The error for a store ``directory`` that cannot be ``action`` ("read", ...)."""
+    return StoreLocationInvalid(
+        str(directory), f"the store directory {directory} cannot be {action} ({_reason(err)})"
+    )
+
+
+def _make_directory(directory: Path) -> None:
+    """Create ``directory`` with its missing parents, or none of them: on failure the parents
+    created here are removed again and StoreLocationInvalid gives the system's reason."""
+    chain = [directory, *directory.parents]
+    missing = list(itertools.takewhile(lambda path: not os.path.lexists(path), chain))
+    made: list[Path] = []
+    try:
+        for path in reversed(missing):
+            try:
+                path.mkdir()
+            except FileExistsError:  # made meanwhile by another process
+                if not path.is_dir():
+                    raise
+                continue
+            made.append(path)
+    except OSError as err:
+        for path in reversed(made):
+            with suppress(OSError):
+                path.rmdir()
+        raise _unusable(directory, "created there", err) from None
+
+
+def check_location(directory: Path, *, create: bool) -> bool:
+    """Check that ``directory`` can be a store directory; True when it exists (``create``
+    makes it when missing, with its parents), False when it is missing and ``create`` is not
+    set. Raises StoreLocationInvalid, having written nothing, when it is a file, or when it
+    cannot be read or created there (with the system's reason: permission denied, name too
+    long, a parent that is a file, ...)."""
+    action = "created there" if create else "read"
+    try:
+        info = directory.stat()
+    except FileNotFoundError:
+        if not create:
+            return False
+        _make_directory(directory)
+        return True
+    except OSError as err:
+        raise _unusable(directory, action, err) from None
+    if not stat.S_ISDIR(info.st_mode):
+        kind = "a file" if stat.S_ISREG(info.st_mode) else "not a directory"
+        raise StoreLocationInvalid(
+            str(directory), f"{directory} is {kind}, not a labbrain store directory"
+        )
+    try:
+        with os.scandir(directory):
+            pass
+    except OSError as err:
+        raise _unusable(directory, "read", err) from None
+    return True
+
+
 class WriterLock:
-    """An exclusive, non-blocking flock on ``<store>/writer.lock`` naming the holder's pid."""
+    """An exclusive, non-blocking lock on ``<store>/writer.lock`` naming the holder's pid.
+
+    portalocker takes it: ``flock`` on POSIX, a byte-range lock on Windows. The holder writes
+    its pid to ``<store>/writer.pid`` (a file of its own: on Windows no other process can read
+    a locked file) and removes it before letting go of the lock.
+    """
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / LOCK_FILE
+        self.pid_path = directory / PID_FILE
         self._fd: int | None = None
+
+    def _take(self) -> int | None:
+        """The lock file's descriptor holding the exclusive lock, or None when another
+        holder has it. StoreLocationInvalid when the lock file cannot be made or locked."""
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as err:
+            raise _unusable(self.path.parent, "written", err) from None
+        try:
+            portalocker.lock(
+                fd, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+            )
+        except portalocker.AlreadyLocked:
+            os.close(fd)
+            return None
+        except portalocker.LockException as err:
+            os.close(fd)
+            cause = err.__cause__ if isinstance(err.__cause__, OSError) else OSError(str(err))
+            raise _unusable(self.path.parent, "locked", cause) from None
+        return fd
+
+    @staticmethod
+    def _let_go(fd: int) -> None:
+        """Unlock and close ``fd`` (closed even when unlocking fails)."""
+        try:
+            portalocker.unlock(fd)
+        finally:
+            os.close(fd)
+
+    def holder(self) -> str | None:
+        """The holder as "pid N", from the pid file it wrote; None when that is unknown."""
+        try:
+            text = self.pid_path.read_text(encoding="ascii", errors="replace").strip()
+        except OSError:
+            return None
+        return f"pid {text}" if text else None
 
     def acquire(self) -> None:
         """Take the lock or raise StoreLocked naming the store and the holder's pid."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or None
-            os.close(fd)
-            raise StoreLocked(str(self.path.parent), f"pid {holder}" if holder else None) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        fd = self._take()
+        if fd is None:
+            raise StoreLocked(str(self.path.parent), self.holder())
         self._fd = fd
+        with suppress(OSError):  # the pid only names the holder in a refusal
+            self.pid_path.write_text(str(os.getpid()), encoding="ascii")
 
     def is_free(self) -> bool:
         """True when no process holds the lock right now."""
-        try:
-            self.acquire()
-        except StoreLocked:
+        fd = self._take()
+        if fd is None:
             return False
-        self.release()
+        self._let_go(fd)
         return True
 
     def held(self) -> bool:
@@ -132,22 +237,27 @@ class WriterLock:
         """
         try:
             fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
+        except OSError:
             return False
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
+            try:
+                portalocker.lock(
+                    fd, portalocker.LockFlags.SHARED | portalocker.LockFlags.NON_BLOCKING
+                )
+            except portalocker.AlreadyLocked:
+                return True
+            portalocker.unlock(fd)
+            return False
         finally:
-            os.close(fd)  # closing drops the probe lock
-        return False
+            os.close(fd)
 
     def release(self) -> None:
-        """Release the lock if held."""
+        """Release the lock if held (its pid file goes first)."""
         if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+            with suppress(OSError):
+                self.pid_path.unlink()
+            fd, self._fd = self._fd, None
+            self._let_go(fd)
 
 
 def _is_disk_full(err: OSError) -> bool:
@@ -201,7 +311,7 @@ class OxigraphStore:
             return Store()
         if self.read_only:
             return self._open_read_only(self._dir)
-        self._dir.mkdir(parents=True, exist_ok=True)
+        check_location(self._dir, create=True)
         self._lock = WriterLock(self._dir)
         self._lock.acquire()
         try:
@@ -213,6 +323,8 @@ class OxigraphStore:
             raise
 
     def _open_read_only(self, directory: Path) -> Store:
+        if not check_location(directory, create=False):
+            raise StoreNotFound(str(directory))
         lock = WriterLock(directory)
         if restore_left_behind(directory) and lock.is_free():
             # A restore was stopped midway: put the old content back before reading.
