@@ -135,8 +135,10 @@ def copy_store(source: Path, target: Path) -> Path:
 
 # ---------------------------------------------------------------------------- servers
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without LABBRAIN_* settings, plus ``extra``."""
+    """This process's environment without LABBRAIN_* settings, plus every MCP toolset (the
+    mix calls the notebook, memory and claims tools) and ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")}
+    env["LABBRAIN_TOOLSETS"] = "all"
     env.update(extra)
     return env
 
@@ -643,8 +645,10 @@ class Outcome:
 async def run_http(
     store: Path, work: Path, targets: Targets, mix: Mix, clients: int = 8
 ) -> Outcome:
-    """Scenario ``http``: ``clients`` MCP clients on one ``labbrain serve --mcp``."""
-    with serve(store, work / "serve-http.log", "--mcp") as server:
+    """Scenario ``http``: ``clients`` MCP clients on one ``labbrain serve --mcp
+    --allow-update`` (a server without updates offers no tool that writes)."""
+    env = clean_env(LABBRAIN_UPDATE_TOKEN=TOKEN)
+    with serve(store, work / "serve-http.log", "--mcp", "--allow-update", env=env) as server:
         async with http_clients(server.mcp, clients) as sessions:
             await set_up(sessions[0])
             started = time.perf_counter()

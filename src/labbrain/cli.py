@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import stat
 import sys
@@ -25,7 +26,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 from rich.text import Text
 
-from labbrain.core import LabBrain, versions
+from labbrain.core import LabBrain, open_reading, versions
 from labbrain.errors import (
     BackupInvalid,
     EndpointReadOnly,
@@ -45,6 +46,7 @@ from labbrain.ingest.load import (
     path_error,
     read_source,
 )
+from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
 from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.settings import Settings
 from labbrain.store.export import EXPORT_FORMATS
@@ -495,6 +497,7 @@ def info(ctx: Context) -> None:
     for name, value, doc in settings.describe():
         table.add_row(name, _cell(value), doc)
     out.print(table)
+    out.print(_toolsets_table(settings))
     out.print(", ".join(f"{name} {version}" for name, version in versions().items()))
     local = not settings.endpoint
     if local and (settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir()):
@@ -507,6 +510,24 @@ def info(ctx: Context) -> None:
         ]
         out.print(_rows_table("Datasets", datasets))
         out.print(f"text index: {brain.index.count():,} nodes")
+
+
+def _toolsets_table(settings: Settings) -> Table:
+    """The MCP toolsets with their tools, those `labbrain mcp` offers with these settings
+    marked (an unknown name in the settings marks none: `labbrain mcp` says what is wrong)."""
+    from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, resolve_toolsets
+
+    try:
+        chosen = set(resolve_toolsets(settings.toolsets))
+    except LabbrainError:
+        chosen = set()
+    table = Table(
+        "toolset", "offered", "tools", title="MCP toolsets (--toolsets)", title_justify="left"
+    )
+    for name, specs in TOOLSETS.items():
+        label = f"{name} (default)" if name in DEFAULT_TOOLSETS else name
+        table.add_row(label, "yes" if name in chosen else "", ", ".join(s.name for s in specs))
+    return table
 
 
 @main.command()
@@ -608,53 +629,72 @@ def tasks_cancel(ctx: Context, task_id: str) -> None:
 
 
 @main.command()
+@click.option(
+    "--toolsets",
+    metavar="NAME[,NAME...]",
+    help="Toolsets to offer: discourse, sparql, notes, notebook, memory, claims, tasks, "
+    "semantic, default (discourse,sparql,notes) or all (default: $LABBRAIN_TOOLSETS, else "
+    "default).",
+)
+@click.option(
+    "--read-only",
+    is_flag=True,
+    default=None,
+    help="Offer no tool that writes, record no visit, hold no lock on the store "
+    "(default: $LABBRAIN_READ_ONLY).",
+)
 @pass_ctx
-def mcp(ctx: Context) -> None:
+def mcp(ctx: Context, toolsets: str | None, read_only: bool | None) -> None:
     """Serve the discourse-graph tools over MCP (stdio). DATA_PATH=export.jsonld loads that
     export first unless the store already holds it unchanged.
 
     When another labbrain process holds the store for writing (e.g. a second assistant's
-    server), this one serves a read-only snapshot of it instead of failing."""
+    server), this one serves it read-only instead of failing, following that writer's loads."""
     from labbrain.mcp.server import serve_stdio, stdout_to_stderr
+    from labbrain.mcp.tools import resolve_toolsets
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
     try:
+        settings = ctx.settings(toolsets=toolsets, read_only=read_only)
+        chosen = resolve_toolsets(settings.toolsets)
         with stdout_to_stderr():  # opening may rebuild the index; stdout is for JSON-RPC only
-            brain = _open_for_mcp(ctx)
+            brain, reading = _open_for_mcp(settings)
     except LabbrainError as error:
         _fail(error)
     try:
-        serve_stdio(brain)
+        serve_stdio(brain, chosen, read_only=reading)
     except LabbrainError as error:
         _fail(error)
     finally:
         brain.close()
 
 
-def _writable_else_read_only(
-    settings: Settings, log: logging.Logger, fallbacks: dict[type[LabbrainError], str]
-) -> LabBrain:
-    """The store opened writable; when opening it so raises one of ``fallbacks`` (another
-    writer holds it, the endpoint refuses writes), that is logged with its note and the store
-    opened read-only instead."""
-    try:
-        return LabBrain(settings)
-    except tuple(fallbacks) as refused:
-        note = next(text for kind, text in fallbacks.items() if isinstance(refused, kind))
-        log.warning("%s; %s", refused, note)
-    return LabBrain(settings, read_only=True)
+def _open_for_mcp(settings: Settings) -> tuple[LabBrain, bool]:
+    """The store for ``labbrain mcp`` and whether the server only reads: writable, unless the
+    settings say read-only or another process holds the store (then read-only, holding no
+    lock and following that writer, see :func:`~labbrain.core.open_reading`) or the endpoint
+    refuses writes. A read-only server loads ``DATA_PATH`` first, while no one holds the
+    store."""
+    from labbrain.mcp.server import load_data_path
 
-
-def _open_for_mcp(ctx: Context) -> LabBrain:
-    """The store for ``labbrain mcp``: writable, else (another writer holds it) read-only."""
-    return _writable_else_read_only(
-        ctx.settings(),
-        logging.getLogger("labbrain.mcp"),
-        {
-            StoreLocked: "serving a read-only snapshot (restart to see later loads)",
-            EndpointReadOnly: "serving it read-only",
-        },
-    )
+    log = logging.getLogger("labbrain.mcp")
+    if not settings.read_only:
+        try:
+            return LabBrain(settings), False
+        except StoreLocked as locked:
+            log.warning("%s; serving it read-only, as it is after each of its writes", locked)
+            return open_reading(settings), True
+        except EndpointReadOnly as refused:
+            log.warning("%s; serving it read-only", refused)
+            return LabBrain(settings, read_only=True), True
+    data_path = os.environ.get("DATA_PATH")
+    if data_path:
+        try:
+            with LabBrain(settings) as writer:
+                load_data_path(writer, data_path)
+        except StoreLocked as locked:
+            log.warning("%s; DATA_PATH is loaded only if that process loaded it", locked)
+    return open_reading(settings), True
 
 
 @main.command()
@@ -1083,3 +1123,92 @@ def check_cmd(ctx: Context, repair: bool, as_json: bool) -> None:
         out.print(table)
     if not report.ok:
         sys.exit(1)
+
+
+# ---------------------------------------------------------------------------- mcp-config
+#: Settings ``labbrain mcp-config`` writes into the configuration (as options).
+_CARRIED = (
+    "LABBRAIN_STORE",
+    "LABBRAIN_ENDPOINT",
+    "LABBRAIN_UPDATE_ENDPOINT",
+    "LABBRAIN_GSP_ENDPOINT",
+)
+_SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@main.command("mcp-config")
+@click.argument("client", type=click.Choice(MCP_CLIENTS), default="claude-desktop")
+@click.option(
+    "--name",
+    default="labbrain",
+    show_default=True,
+    help="The server's name in the client (letters, digits, - _ .).",
+)
+@click.option(
+    "--data",
+    metavar="FILE",
+    help="An export the server loads at start unless the store holds it unchanged "
+    "(DATA_PATH; written as an absolute path).",
+)
+@click.option(
+    "--toolsets",
+    metavar="NAME[,NAME...]",
+    help="Toolsets the server offers (as `labbrain mcp --toolsets`; default: the default set).",
+)
+@click.option("--read-only", is_flag=True, help="A server that writes nothing (`mcp --read-only`).")
+@pass_ctx
+def mcp_config(
+    ctx: Context,
+    client: str,
+    name: str,
+    data: str | None,
+    toolsets: str | None,
+    read_only: bool,
+) -> None:
+    """Print the configuration that makes an MCP client start this labbrain's MCP server.
+    CLIENT: claude-desktop (the default), claude-code, cursor or vscode.
+
+    It names this labbrain by its absolute path (an app started from the desktop does not
+    see this shell's PATH) and the store of --store or $LABBRAIN_STORE as an absolute path
+    (or --endpoint). Stdout holds the configuration alone; where it goes is said on stderr:
+
+    \b
+      claude-desktop  JSON of claude_desktop_config.json, in ~/Library/Application
+                      Support/Claude/ (macOS) or %APPDATA%\\Claude\\ (Windows)
+      claude-code     a `claude mcp add` command line (user scope) to run
+      cursor          JSON of .cursor/mcp.json (a project) or ~/.cursor/mcp.json
+      vscode          JSON of .vscode/mcp.json (a workspace)
+
+    For example: labbrain mcp-config cursor > .cursor/mcp.json"""
+    from labbrain.mcp.tools import resolve_toolsets
+
+    if not _SERVER_NAME.fullmatch(name):
+        _fail(InputError(f"--name {name!r}: use letters, digits, '-', '_' and '.' (64 at most)"))
+    try:
+        settings = ctx.settings()
+        env = {"DATA_PATH": os.path.abspath(check_input_file(data))} if data else {}
+        served = ["--toolsets", ",".join(resolve_toolsets(toolsets))] if toolsets else []
+    except LabbrainError as error:
+        _fail(error)
+    served += ["--read-only"] if read_only else []
+    if settings.endpoint:
+        remote = {
+            "--endpoint": settings.endpoint,
+            "--update-endpoint": settings.update_endpoint,
+            "--gsp-endpoint": settings.gsp_endpoint,
+        }
+        where = [word for option, url in remote.items() if url for word in (option, url)]
+    else:
+        store = settings.store if settings.in_memory else os.path.abspath(settings.store)
+        where = ["--store", store]
+    command = [*labbrain_command(), *where, "mcp", *served]
+    click.echo(client_config(client, name=name, command=command, env=env))
+    click.echo(client_note(client, name=name), err=True)
+    for variable in sorted(os.environ):
+        if variable.startswith("LABBRAIN_") and variable not in _CARRIED:
+            click.echo(
+                f"note: {variable} is set here but not written into the configuration (the "
+                "client starts the server without this shell's environment); add it to the "
+                "server's env if it needs it",
+                err=True,
+            )

@@ -7,6 +7,7 @@ endpoint expose. Adapters parse their input, call one method here, and shape the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -14,7 +15,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from labbrain import __version__
-from labbrain.errors import GraphNotFound, InputError, QueryNotAllowed, QuerySyntaxError
+from labbrain.errors import (
+    GraphNotFound,
+    InputError,
+    QueryNotAllowed,
+    QuerySyntaxError,
+    StoreLocked,
+)
 from labbrain.index import hybrid
 from labbrain.index.refreshing import RefreshingTextIndex
 from labbrain.index.text import SyncReport, TextIndex
@@ -27,6 +34,7 @@ from labbrain.store import templates
 from labbrain.store.backends import open_backend
 from labbrain.store.base import QuadStore, QueryResult, read_query
 from labbrain.store.export import export as export_graphs
+from labbrain.store.fresh import FreshStore
 from labbrain.store.ontology import ensure_ontology
 from labbrain.tasks.ledger import TaskLedger, TaskState
 
@@ -41,6 +49,9 @@ class Stats:
     nodes_by_type: list[dict[str, Any]]
     relations: list[dict[str, Any]]
     creators: list[dict[str, Any]]
+
+
+log = logging.getLogger("labbrain")
 
 
 class LabBrain:
@@ -257,6 +268,34 @@ class LabBrain:
             "indexedNodes": self.index.count(),
             "settings": self.settings.describe(),
         }
+
+
+def open_reading(settings: Settings) -> LabBrain:
+    """The store ``settings`` name, opened to read and follow a writer, holding no lock.
+
+    On disk: opened writable for a moment when no other process holds it (created when
+    missing, the ontology loaded, a crashed write rolled back, the text index synced), then
+    read-only through a :class:`~labbrain.store.fresh.FreshStore`, whose every read sees the
+    writes committed before it by any process (the text index, SQLite, already does), so that
+    ``labbrain load`` runs beside a reading server. In memory or on a remote endpoint: opened
+    as any other command opens it (no other process can write an in-memory store; a remote
+    one has no lock)."""
+    if settings.endpoint or settings.in_memory:
+        return LabBrain(settings)
+    try:
+        LabBrain(settings).close()
+    except StoreLocked as locked:
+        log.info("%s; reading it as it is after each of its writes", locked)
+    brain = LabBrain(settings, read_only=True)
+    try:
+        opened = brain.store
+        assert opened.directory is not None, "an on-disk store has a directory"
+        brain.store = FreshStore(opened.directory)
+        opened.close()
+    except BaseException:
+        brain.close()
+        raise
+    return brain
 
 
 def versions() -> dict[str, str]:

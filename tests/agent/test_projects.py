@@ -329,8 +329,33 @@ def test_log_finding_refuses_bad_input(
     assert count(project.brain, f"GRAPH ?g {{ {FINDINGS} }}") == 0
 
 
-def test_log_finding_needs_a_project(tools: InProcessTools) -> None:
-    assert "no project is active" in tools.error("log_finding", content="x")
+def test_findings_without_a_project_go_to_the_notes_project(tools: InProcessTools) -> None:
+    assert tools.ok("list_findings") == {
+        "project": "notes",
+        "findings": [],
+        "listed": 0,
+        "total": 0,
+        "offset": 0,
+        "nextOffset": None,
+        "note": "no findings yet; log_finding records what you learn",
+    }
+    assert count(tools.brain, "GRAPH ?g { ?p a lb:Project }") == 0  # listing makes nothing
+    first = tools.ok("log_finding", content="Tension triples after osmotic shock.")
+    second = tools.ok("log_finding", content="Arp2/3 is recruited under load.", tags=["force"])
+    assert first["finding"]["project"] == second["finding"]["project"] == "notes"
+    listed = tools.ok("list_findings")
+    assert [f["content"] for f in listed["findings"]] == [
+        "Arp2/3 is recruited under load.",
+        "Tension triples after osmotic shock.",
+    ]
+    projects = tools.ok("list_projects")
+    assert [p["project"] for p in projects["projects"]] == ["notes"]
+    assert projects["active"] is None  # the notes project is never made active
+    # a project named or active takes the findings instead
+    tools.ok("create_project", name="Membrane tension", activate=True)
+    logged = tools.ok("log_finding", content="In the project.")
+    assert logged["finding"]["project"] == "membrane-tension"
+    assert tools.ok("list_findings", project="notes")["total"] == 2
 
 
 def test_list_and_delete_findings(project: InProcessTools) -> None:

@@ -43,6 +43,7 @@ from labbrain.index.embeddings import (
 from labbrain.index.hybrid import fuse
 from labbrain.index.text import IndexedNode, SearchHit
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text
+from labbrain.install import install_command
 from labbrain.mcp.server import build_server
 from labbrain.ops.retrieval_eval import evaluate, score
 from labbrain.ops.workflows import task_runner
@@ -177,18 +178,18 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
     for mode in ("semantic", "hybrid"):
         with pytest.raises(SemanticUnavailable) as caught:
             reader.search_nodes("actin", mode=mode)
-        assert "pip install 'labbrain[semantic]'" in str(caught.value)
+        assert install_command("semantic") in str(caught.value)
     # Vectors exist, but without the extra the default falls back to keyword search.
     found = reader.search_nodes("capping protein", limit=3)
     assert found.mode == "keyword"
-    assert found.note is not None and "pip install 'labbrain[semantic]'" in found.note
+    assert found.note is not None and install_command("semantic") in found.note
     runner = task_runner(embedded)
     task = runner.create("embed")
     with pytest.raises(SemanticUnavailable):
         runner.start(task.task_id)
     failed = runner.get(task.task_id)
     assert failed.status == "error"
-    assert "pip install 'labbrain[semantic]'" in failed.errors[-1].message
+    assert install_command("semantic") in failed.errors[-1].message
 
 
 # ------------------------------------------------------------------ search modes

@@ -18,7 +18,7 @@ from labbrain.core import LabBrain
 from labbrain.errors import NodeNotFound
 from labbrain.mcp.common import ToolContext, ToolSpec, bind
 from labbrain.mcp.server import build_server
-from labbrain.mcp.tools import GROUPS, discourse, projects, sparql
+from labbrain.mcp.tools import TOOLSETS, discourse, projects, sparql
 
 #: A claim of the sample export (data/akamatsu-sample.jsonld).
 CLAIM = "n2rGK8We9"
@@ -68,7 +68,7 @@ def test_a_library_error_reaches_the_model_with_its_own_text(context: ToolContex
         discourse.get_node(context, "noSuchUid")
     handler = bind(ToolSpec(discourse.get_node, "Get node"), context)
     with pytest.raises(ToolError) as mapped:
-        handler(uid="noSuchUid")
+        asyncio.run(handler(uid="noSuchUid"))
     assert str(mapped.value) == str(raised.value) != ""
 
 
@@ -78,26 +78,31 @@ def test_a_bound_tool_answers_with_its_model_as_structured_content(
     handler = bind(ToolSpec(discourse.get_node, "Get node"), context)
     assert handler.__name__ == "get_node"
     assert "context" not in handler.__annotations__
-    result = handler(uid=CLAIM)
+    result = asyncio.run(handler(uid=CLAIM))
     assert result.structured_content["title"] == CLAIM_TITLE
     assert result.content[0].text.startswith('{"uid":"n2rGK8We9"')
 
 
 def test_every_registered_tool_belongs_to_exactly_one_group(sample_brain: LabBrain) -> None:
+    """Each module's tools form one toolset; ``notes`` alone is a part of another
+    (``notebook``), the small way to keep notes."""
     listed = [tool.name for tool in asyncio.run(build_server(sample_brain).list_tools())]
+    groups = {name: specs for name, specs in TOOLSETS.items() if name != "notes"}
     owners: dict[str, list[str]] = defaultdict(list)
     modules: dict[str, set[str]] = defaultdict(set)
-    for group, specs in GROUPS.items():
+    for group, specs in groups.items():
         for spec in specs:
             owners[spec.name].append(group)
             modules[group].add(spec.fn.__module__)
     assert {name: groups for name, groups in owners.items() if len(groups) != 1} == {}
     assert sorted(listed) == sorted(owners)
     # the server lists them group by group, in the order of the groups' data
-    assert listed == [spec.name for specs in GROUPS.values() for spec in specs]
+    assert listed == [spec.name for specs in groups.values() for spec in specs]
     # one module per group, each under labbrain.mcp.tools, no module shared by two groups
     assert all(len(names) == 1 for names in modules.values())
     homes = [next(iter(names)) for names in modules.values()]
     assert len(set(homes)) == len(homes)
     assert all(home.startswith("labbrain.mcp.tools.") for home in homes)
     assert modules["notebook"] == {"labbrain.mcp.tools.projects"}
+    assert [spec.name for spec in TOOLSETS["notes"]] == ["log_finding", "list_findings"]
+    assert all(spec in TOOLSETS["notebook"] for spec in TOOLSETS["notes"])

@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from conftest import REAL, SAMPLE, settings_for
 from labbrain.core import LabBrain
+from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS
 
 pytestmark = pytest.mark.subprocess
 
@@ -103,9 +104,10 @@ def npx() -> str:
     return path
 
 
-def _inspector(npx: str, store: Path, *method: str) -> Any:
+def _inspector(npx: str, store: Path, *method: str, toolsets: str | None = None) -> Any:
+    env = ["-e", f"LABBRAIN_TOOLSETS={toolsets}"] if toolsets else []
     result = subprocess.run(
-        [npx, "-y", INSPECTOR, "--cli", LABBRAIN, "--store", str(store), "mcp", *method],
+        [npx, "-y", INSPECTOR, "--cli", *env, LABBRAIN, "--store", str(store), "mcp", *method],
         capture_output=True,
         text=True,
         timeout=600,
@@ -122,7 +124,7 @@ def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
         brain.load(str(SAMPLE))
     listing = _inspector(npx, store, "--method", "tools/list")
     tools = {tool["name"]: tool for tool in listing["tools"]}
-    assert len(tools) > 13
+    assert list(tools) == [spec.name for name in DEFAULT_TOOLSETS for spec in TOOLSETS[name]]
     assert tools["search_nodes"]["annotations"]["readOnlyHint"] is True
     assert tools["get_node"]["annotations"]["readOnlyHint"] is False  # it records visits
     assert "outputSchema" in tools["search_nodes"]
@@ -141,6 +143,37 @@ def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
     assert not called.get("isError")
     results = called["structuredContent"]["results"]
     assert results and all(r["nodeType"] == "Claim" for r in results)
+
+
+#: One tool of each toolset, with arguments, and a key its answer must have.
+ONE_OF_EACH = {
+    "discourse": ("get_schema", [], "nodeTypes"),
+    "sparql": ("sparql_query", ["query=ASK { ?s ?p ?o }"], "boolean"),
+    "notes": ("list_findings", [], "findings"),
+    "notebook": ("list_projects", [], "projects"),
+    "memory": ("list_domains", [], "domains"),
+    "claims": ("list_propositions", [], "propositions"),
+    "tasks": ("list_tasks", [], "tasks"),
+    "semantic": ("embed_nodes", ["waitSeconds=0"], "task_id"),
+}
+
+
+@pytest.mark.needs_npx
+@pytest.mark.parametrize("toolset", list(ONE_OF_EACH))
+def test_mcp_inspector_calls_a_tool_of_each_toolset(tmp_path: Path, npx: str, toolset: str) -> None:
+    assert set(ONE_OF_EACH) == set(TOOLSETS)
+    store = tmp_path / "store"
+    with LabBrain(settings_for(store)) as brain:
+        brain.load(str(SAMPLE))
+    tool, arguments, key = ONE_OF_EACH[toolset]
+    listing = _inspector(npx, store, "--method", "tools/list", toolsets=toolset)
+    assert [t["name"] for t in listing["tools"]] == [spec.name for spec in TOOLSETS[toolset]]
+    words = [word for argument in arguments for word in ("--tool-arg", argument)]
+    called = _inspector(
+        npx, store, "--method", "tools/call", "--tool-name", tool, *words, toolsets=toolset
+    )
+    assert not called.get("isError"), called
+    assert key in called["structuredContent"]
 
 
 def test_second_server_on_a_busy_store_serves_read_only(tmp_path: Path) -> None:

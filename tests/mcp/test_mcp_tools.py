@@ -372,6 +372,16 @@ def tiny_document() -> Json:
     return {"@context": context, "@id": domain, "@graph": graph}
 
 
+def twin_document() -> Json:
+    """The tiny export again as another Roam graph: the same uids, creators and relations in
+    a second dataset."""
+    document = tiny_document()
+    domain = "https://roamresearch.com/#/app/tiny-lab-twin"
+    document["@id"] = domain
+    document["@context"] = {**document["@context"], "pages": domain + "/page/"}
+    return document
+
+
 @cache
 def _real_export() -> Export:
     require_corpus()
@@ -412,8 +422,9 @@ SAMPLE_EXPORT = read_export(SAMPLE)
 REAL_EXPORT = cast(Export, _LazyExport())
 REAL_SLUG = "dg-social-media-polarization"  # checked in test_exports_read_as_documented
 TINY_EXPORT = export_from_document(tiny_document(), Path("tiny-lab.jsonld"))
+TWIN_EXPORT = export_from_document(twin_document(), Path("tiny-lab-twin.jsonld"))
 EXPORTS = _Exports(SAMPLE_EXPORT, REAL_EXPORT)
-KNOWN_EXPORTS = _Exports(SAMPLE_EXPORT, REAL_EXPORT, TINY_EXPORT)
+KNOWN_EXPORTS = _Exports(SAMPLE_EXPORT, REAL_EXPORT, TINY_EXPORT, TWIN_EXPORT)
 #: The claims of the real corpus with both supporting and opposing evidence, named here so
 #: that the test ids are known without the corpus (checked against it in
 #: test_exports_read_as_documented).
@@ -1159,13 +1170,13 @@ def _check_creators(creators: list[Json], expected: dict[str, CreatorCounts]) ->
 
 
 def test_contributions_of_everyone(call: CallFn) -> None:
-    answer = ok(call("get_researcher_contributions", {}))
+    answer = ok(call("get_researcher_contributions", {"detail": "full"}))
     _check_creators(answer["creators"], creator_counts(EXPORTS.values()))
     assert answer["nodes"] == [] and answer["total"] == 0
 
 
 def test_contributions_of_the_real_corpus_alone(real_call: CallFn) -> None:
-    answer = ok(real_call("get_researcher_contributions", {}))
+    answer = ok(real_call("get_researcher_contributions", {"detail": "full"}))
     expected = creator_counts([REAL_EXPORT])
     _check_creators(answer["creators"], expected)
     assert len(expected) == 5
@@ -1175,7 +1186,7 @@ def test_contributions_of_the_real_corpus_alone(real_call: CallFn) -> None:
 @pytest.mark.parametrize("node_type", ["Claim", "EVD"])
 def test_contributions_by_node_type(call: CallFn, node_type: str) -> None:
     label = {"EVD": "Evidence"}.get(node_type, node_type)
-    answer = ok(call("get_researcher_contributions", {"nodeType": node_type}))
+    answer = ok(call("get_researcher_contributions", {"nodeType": node_type, "detail": "full"}))
     _check_creators(answer["creators"], creator_counts(EXPORTS.values(), label))
 
 
@@ -1191,7 +1202,7 @@ def test_contributions_of_one_creator(call: CallFn, creator: str, node_type: str
         for p in e.pages.values()
         if p.creator == creator and (label is None or p.node_type == label)
     ]
-    arguments: Json = {"creator": creator}
+    arguments: Json = {"creator": creator, "detail": "full"}
     if node_type:
         arguments["nodeType"] = node_type
     answer = ok(call("get_researcher_contributions", arguments))
@@ -1300,14 +1311,20 @@ def _expected_rels(
 
 def test_get_relationships_opposes_in_the_real_corpus(call: CallFn) -> None:
     answer = ok(
-        call("get_relationships", {"relationshipType": "Opposes", "dataset": REAL_EXPORT.slug})
+        call(
+            "get_relationships",
+            {"detail": "full", "relationshipType": "Opposes", "dataset": REAL_EXPORT.slug},
+        )
     )
     expected = _expected_rels([REAL_EXPORT], lambda r: r.label == "Opposes")
     assert len(expected) == 8
     assert _rel_keys(answer) == expected
     assert answer["total"] == 8 and not answer["truncated"]
     lower = ok(
-        call("get_relationships", {"relationshipType": "opposes", "dataset": REAL_EXPORT.slug})
+        call(
+            "get_relationships",
+            {"detail": "full", "relationshipType": "opposes", "dataset": REAL_EXPORT.slug},
+        )
     )
     assert _rel_keys(lower) == expected  # labels match whatever their case
 
@@ -1316,7 +1333,7 @@ def test_get_relationships_opposes_in_the_real_corpus(call: CallFn) -> None:
 def test_get_relationships_counts_by_label_in_the_real_corpus(
     real_call: CallFn, label: str, count: int
 ) -> None:
-    answer = ok(real_call("get_relationships", {"relationshipType": label}))
+    answer = ok(real_call("get_relationships", {"detail": "full", "relationshipType": label}))
     expected = _expected_rels([REAL_EXPORT], lambda r: r.label == label)
     assert len(expected) == count
     assert answer["total"] == answer["listed"] == count
@@ -1324,7 +1341,7 @@ def test_get_relationships_counts_by_label_in_the_real_corpus(
 
 
 def test_get_relationships_every_relation(call: CallFn) -> None:
-    answer = ok(call("get_relationships", {"limit": 500}))
+    answer = ok(call("get_relationships", {"detail": "full", "limit": 500}))
     expected = _expected_rels(EXPORTS.values())
     assert _rel_keys(answer) == expected
     assert answer["total"] == len(expected) == 170 + 74
@@ -1333,11 +1350,13 @@ def test_get_relationships_every_relation(call: CallFn) -> None:
 def test_get_relationships_limit_truncates(call: CallFn) -> None:
     expected = _expected_rels(EXPORTS.values(), lambda r: r.label == "Supports")
     assert len(expected) == 37 + 18 + 17 + 65
-    answer = ok(call("get_relationships", {"relationshipType": "Supports"}))
+    answer = ok(call("get_relationships", {"detail": "full", "relationshipType": "Supports"}))
     assert answer["listed"] == 100 and answer["total"] == len(expected)
     assert answer["truncated"] and str(len(expected)) in answer["note"]
     assert _rel_keys(answer) <= expected
-    full = ok(call("get_relationships", {"relationshipType": "Supports", "limit": 500}))
+    full = ok(
+        call("get_relationships", {"detail": "full", "relationshipType": "Supports", "limit": 500})
+    )
     assert _rel_keys(full) == expected and not full["truncated"]
 
 
@@ -1351,8 +1370,13 @@ def test_a_capped_answer_counts_what_it_lists_and_what_matched(
     assert isinstance(server, CappedServer)
     cap, server.max_chars = server.max_chars, 6_000
     try:
-        rels = ok(call("get_relationships", {"relationshipType": "Supports", "limit": 500}))
-        hood = ok(call("get_node_neighborhood", {"uid": hub, "depth": 2}))
+        rels = ok(
+            call(
+                "get_relationships",
+                {"detail": "full", "relationshipType": "Supports", "limit": 500},
+            )
+        )
+        hood = ok(call("get_node_neighborhood", {"uid": hub, "depth": 2, "detail": "full"}))
     finally:
         server.max_chars = cap
     assert rels["truncated"] and "answer cut" in rels["note"]
@@ -1365,16 +1389,23 @@ def test_a_capped_answer_counts_what_it_lists_and_what_matched(
 def test_get_relationships_by_source_and_destination(call: CallFn) -> None:
     export = REAL_EXPORT
     claim = max(contested_claims(export), key=lambda u: len(export.stance(u, "Supports")))
-    incoming = ok(call("get_relationships", {"destinationUid": claim}))
+    incoming = ok(call("get_relationships", {"detail": "full", "destinationUid": claim}))
     assert _rel_keys(incoming) == _expected_rels([export], lambda r: r.destination == claim)
     supporting = ok(
-        call("get_relationships", {"destinationUid": claim, "relationshipType": "Supports"})
+        call(
+            "get_relationships",
+            {"detail": "full", "destinationUid": claim, "relationshipType": "Supports"},
+        )
     )
     assert {k[1] for k in _rel_keys(supporting)} == export.stance(claim, "Supports")
     evidence = sorted(export.stance(claim, "Opposes"))[0]
-    outgoing = ok(call("get_relationships", {"sourceUid": evidence}))
+    outgoing = ok(call("get_relationships", {"detail": "full", "sourceUid": evidence}))
     assert _rel_keys(outgoing) == _expected_rels([export], lambda r: r.source == evidence)
-    pair = ok(call("get_relationships", {"sourceUid": evidence, "destinationUid": claim}))
+    pair = ok(
+        call(
+            "get_relationships", {"detail": "full", "sourceUid": evidence, "destinationUid": claim}
+        )
+    )
     assert _rel_keys(pair) == {(export.slug, evidence, "Opposes", claim)}
 
 
@@ -1383,7 +1414,12 @@ def test_get_relationships_in_the_sample(call: CallFn) -> None:
         answer = ok(
             call(
                 "get_relationships",
-                {"relationshipType": label, "dataset": SAMPLE_EXPORT.slug, "limit": 500},
+                {
+                    "relationshipType": label,
+                    "dataset": SAMPLE_EXPORT.slug,
+                    "limit": 500,
+                    "detail": "full",
+                },
             )
         )
         assert _rel_keys(answer) == _expected_rels([SAMPLE_EXPORT], lambda r, x=label: r.label == x)
@@ -1472,7 +1508,11 @@ def _neighborhood_cases() -> list[tuple[str, Json, list[set[str]]]]:
 def test_get_node_neighborhood_layers_match_the_export(server: MCPServer) -> None:
     cases = _neighborhood_cases()
     answers = call_many(
-        server, [("get_node_neighborhood", {"uid": uid, **args}) for uid, args, _ in cases]
+        server,
+        [
+            ("get_node_neighborhood", {"uid": uid, **args, "detail": "full"})
+            for uid, args, _ in cases
+        ],
     )
     for (uid, args, expected), answer in zip(cases, answers, strict=True):
         hood = ok(answer)
@@ -1488,7 +1528,7 @@ def test_get_node_neighborhood_supports_chain_from_a_claim(call: CallFn) -> None
     hood = ok(
         call(
             "get_node_neighborhood",
-            {"uid": claim, "depth": 2, "relationshipTypeFilter": "Supports"},
+            {"uid": claim, "depth": 2, "relationshipTypeFilter": "Supports", "detail": "full"},
         )
     )
     supporters = REAL_EXPORT.stance(claim, "Supports")
@@ -1761,7 +1801,7 @@ def _check_claim_status(status: Json, uid: str, export: Export | None = None) ->
 
 @pytest.mark.parametrize("uid", CONTESTED_CLAIMS)
 def test_claim_status_of_contested_claims(call: CallFn, uid: str) -> None:
-    status = ok(call("get_claim_status", {"uid": uid}))
+    status = ok(call("get_claim_status", {"uid": uid, "detail": "full"}))
     assert status["contested"]
     _check_claim_status(status, uid)
 
@@ -1782,8 +1822,8 @@ def test_claim_status_of_every_claim_hypothesis_and_conclusion(server: MCPServer
         for kind in ("Claim", "Hypothesis", "Conclusion")
         for p in e.of_type(kind)
     ]
-    answers = call_many(server, [("get_claim_status", {"uid": uid}) for uid in uids])
-    for uid, answer in zip(uids, answers, strict=True):
+    calls = [("get_claim_status", {"uid": uid, "detail": "full"}) for uid in uids]
+    for uid, answer in zip(uids, call_many(server, calls), strict=True):
         _check_claim_status(ok(answer), uid)
 
 
@@ -1825,7 +1865,8 @@ def test_claim_status_through_one_intermediate_node(tiny_server: MCPServer) -> N
         },
     }
     (answer,) = call_many(
-        tiny_server, [("get_claim_status", {"uid": "pqyDoNken", "dataset": export.slug})]
+        tiny_server,
+        [("get_claim_status", {"uid": "pqyDoNken", "dataset": export.slug, "detail": "full"})],
     )
     status = ok(answer)
     _check_claim_status(status, "pqyDoNken", export)
@@ -1841,7 +1882,10 @@ def test_a_uid_held_by_two_datasets(tiny_server: MCPServer) -> None:
             ("get_node", {"uid": "pqyDoNken"}),
             ("get_node", {"uid": "pqyDoNken", "dataset": TINY_EXPORT.slug}),
             ("get_node", {"uid": "pqyDoNken", "dataset": REAL_EXPORT.slug}),
-            ("get_claim_status", {"uid": "pqyDoNken", "dataset": REAL_EXPORT.slug}),
+            (
+                "get_claim_status",
+                {"uid": "pqyDoNken", "dataset": REAL_EXPORT.slug, "detail": "full"},
+            ),
             ("find_path", {"fromUid": "tinyRes01", "toUid": "pqyDoNken"}),
             ("search_nodes", {"query": "labs", "dataset": TINY_EXPORT.slug}),
         ],
@@ -1861,6 +1905,339 @@ def test_a_uid_held_by_two_datasets(tiny_server: MCPServer) -> None:
         assert {s["source"]["dataset"] for s in steps} == {TINY_EXPORT.slug}
     assert [h["uid"] for h in search["results"]] == ["pqyDoNken"]
     assert search["results"][0]["url"].startswith(TINY_EXPORT.domain)
+
+
+# ---------------------------------------------------------------------------------------
+# detail: concise answers (the default) hold what full ones do, each node still attributed
+# ---------------------------------------------------------------------------------------
+
+DETAIL_TOOLS = (
+    "get_node_neighborhood",
+    "get_relationships",
+    "get_claim_status",
+    "get_researcher_contributions",
+)
+#: What a concise answer keeps of every node: what a citation needs.
+CITATION = {"uid", "nodeType", "title", "creator", "created", "url"}
+_COMPACT_RE = re.compile(r"^(\S+) -(.+)-> (\S+)$")
+
+
+def assert_cited(ref: Json, dataset: str | None, uid: str | None = None, *extra: str) -> None:
+    """A node of a concise answer: its citation (plus ``extra`` keys), attributed as its
+    export says; its own dataset exactly when the answer names none (``dataset``)."""
+    if dataset is None:
+        assert set(ref) == CITATION | {"dataset", *extra}, ref
+        assert_ref(ref, uid)
+    else:
+        assert set(ref) == CITATION | set(extra), ref
+        assert_ref({**ref, "dataset": dataset}, uid)
+
+
+def compact_edge(edge: str) -> tuple[str, str | None, str]:
+    """``a -Label-> b`` -> (a, Label, b); a text link ``a -(text)-> b`` -> (a, None, b)."""
+    match = _COMPACT_RE.match(edge)
+    assert match, edge
+    source, label, destination = match.groups()
+    return source, None if label == "(text)" else label, destination
+
+
+def both_details(
+    server: MCPServer, calls: list[tuple[str, Json]]
+) -> list[tuple[Json, Json, int, int]]:
+    """Each call concise and full: (concise answer, full answer, their text lengths)."""
+    answers = call_many(
+        server,
+        [
+            (name, {**args, "detail": level})
+            for name, args in calls
+            for level in ("concise", "full")
+        ],
+    )
+    pairs = []
+    for index in range(len(calls)):
+        concise, full = answers[2 * index], answers[2 * index + 1]
+        pairs.append((ok(concise), ok(full), len(concise[2]), len(full[2])))
+    return pairs
+
+
+def test_concise_neighborhood_has_the_nodes_and_edges_of_the_full_one(server: MCPServer) -> None:
+    cases = _neighborhood_cases()
+    hubs = [max(e.pages, key=lambda u, e=e: len(e.links(u))) for e in EXPORTS.values()]
+    cases += [(uid, {"depth": 2}, expected_hops(export_of(uid), uid, 2)) for uid in hubs]
+    pairs = both_details(server, [("get_node_neighborhood", {"uid": u, **a}) for u, a, _ in cases])
+    for (uid, args, expected), (concise, full, short, long) in zip(cases, pairs, strict=True):
+        export = export_of(uid)
+        assert concise["dataset"] == full["dataset"] == export.slug
+        assert_cited(concise["start"], export.slug, uid)
+        assert [[n["uid"] for n in hop] for hop in concise["nodesByHop"]] == [
+            [n["uid"] for n in hop] for hop in full["nodesByHop"]
+        ]
+        assert [{n["uid"] for n in hop} for hop in concise["nodesByHop"]] == expected
+        for hop in concise["nodesByHop"]:
+            for node in hop:
+                assert_cited(node, export.slug)
+        reached = {uid} | {n["uid"] for hop in concise["nodesByHop"] for n in hop}
+        edges = [compact_edge(edge) for edge in concise["edges"]]
+        assert edges == [
+            (e["sourceUid"], e["relationshipType"], e["destinationUid"]) for e in full["edges"]
+        ]
+        for source, label, destination in edges:
+            assert {source, destination} <= reached
+            if label is None:
+                assert (source, destination) in export.text_links
+            else:
+                assert Rel(source, label, destination) in export.relations
+        if args.get("relationshipTypeFilter"):
+            assert {label for _, label, _ in edges} <= {args["relationshipTypeFilter"]}
+        for key in ("depth", "direction", "listed", "truncated", "note"):
+            assert concise[key] == full[key], key
+        assert short < long
+    assert sum(p[2] for p in pairs) <= 0.8 * sum(p[3] for p in pairs)
+
+
+def resolve_relationships(answer: Json) -> list[tuple[str, str, str, str]]:
+    """(dataset, source, label, destination) of each relation of a concise answer, checking
+    that each node is given in full (attributed) once per dataset, before any relation names
+    it by uid alone, and that a uid names the node last given in full with it."""
+    dataset = answer.get("dataset")
+    latest: dict[str, Json] = {}
+    given: set[tuple[str, str]] = set()
+    keys = []
+    for rel in answer["relationships"]:
+        ends = []
+        for side in ("source", "destination"):
+            end = rel[side]
+            if isinstance(end, str):
+                assert end in latest, (end, "named before it was given")
+                ends.append(latest[end])
+                continue
+            assert_cited(end, dataset)
+            ref = {"dataset": dataset, **end}
+            assert (ref["dataset"], ref["uid"]) not in given, ref
+            given.add((ref["dataset"], ref["uid"]))
+            latest[ref["uid"]] = ref
+            ends.append(ref)
+        source, destination = ends
+        assert source["dataset"] == destination["dataset"]
+        keys.append((source["dataset"], source["uid"], rel["relationshipType"], destination["uid"]))
+    return keys
+
+
+def _full_rel_keys(answer: Json) -> list[tuple[str, str, str, str]]:
+    return [
+        (r["source"]["dataset"], r["source"]["uid"], r["relationshipType"], r["destination"]["uid"])
+        for r in answer["relationships"]
+    ]
+
+
+def _check_concise_relationships(pairs: list[tuple[Json, Json, int, int]]) -> None:
+    for concise, full, short, long in pairs:
+        keys = resolve_relationships(concise)
+        assert keys == _full_rel_keys(full)
+        assert _rel_keys(full) == set(keys)  # the full answer is the export's, attributed
+        datasets = {key[0] for key in keys}
+        assert concise.get("dataset") == full.get("dataset")
+        assert concise.get("dataset") == (datasets.pop() if len(datasets) == 1 else None)
+        for key in ("listed", "total", "truncated", "note"):
+            assert concise[key] == full[key], key
+        named = [(k[0], uid) for k in keys for uid in (k[1], k[3])]
+        repeated = len(named) > len(set(named))
+        unnamed = bool(keys) and concise.get("dataset") is not None
+        assert short <= long and (short < long) == (repeated or unnamed)
+
+
+def test_concise_relationships_give_each_node_once(server: MCPServer) -> None:
+    claim = max(contested_claims(REAL_EXPORT), key=lambda u: len(REAL_EXPORT.stance(u, "Supports")))
+    calls: list[tuple[str, Json]] = [
+        ("get_relationships", {}),
+        ("get_relationships", {"limit": 500}),
+        ("get_relationships", {"destinationUid": claim}),
+        ("get_relationships", {"relationshipType": "Refutes"}),
+    ]
+    for export in EXPORTS.values():
+        for label in sorted({r.label for r in export.relations}):
+            args = {"relationshipType": label, "dataset": export.slug, "limit": 500}
+            calls.append(("get_relationships", args))
+    pairs = both_details(server, calls)
+    _check_concise_relationships(pairs)
+    every = pairs[1]
+    assert set(resolve_relationships(every[0])) == _expected_rels(EXPORTS.values())
+    assert every[2] <= 0.85 * every[3]
+
+
+@pytest.fixture(scope="module")
+def twin_server(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MCPServer]:
+    """The server over the tiny export and its twin: every uid and creator in two datasets."""
+    folder = tmp_path_factory.mktemp("twins")
+    paths = [folder / "tiny-lab.jsonld", folder / "tiny-lab-twin.jsonld"]
+    for path, document in zip(paths, (tiny_document(), twin_document()), strict=True):
+        path.write_text(json.dumps(document), encoding="utf-8")
+    with open_brain(backend, *paths) as brain:
+        yield build_server(brain)
+
+
+def test_concise_relationships_of_two_datasets_sharing_uids(twin_server: MCPServer) -> None:
+    pairs = both_details(twin_server, [("get_relationships", {})])
+    _check_concise_relationships(pairs)
+    concise = pairs[0][0]
+    assert "dataset" not in concise
+    assert set(resolve_relationships(concise)) == _expected_rels([TINY_EXPORT, TWIN_EXPORT])
+
+
+def test_a_capped_concise_answer_still_attributes_every_node_it_names(
+    server: MCPServer, call: CallFn
+) -> None:
+    """The output cap keeps a prefix of the relations: each node named by uid alone was
+    given in full before, so it is still there."""
+    assert isinstance(server, CappedServer)
+    cap, server.max_chars = server.max_chars, 6_000
+    try:
+        rels = ok(call("get_relationships", {"limit": 500}))
+    finally:
+        server.max_chars = cap
+    assert rels["truncated"] and "answer cut" in rels["note"]
+    keys = resolve_relationships(rels)
+    assert 1 <= rels["listed"] == len(keys) < rels["total"]
+    assert set(keys) <= _expected_rels(EXPORTS.values())
+
+
+def expand_claim_status(concise: Json) -> Json:
+    """A concise claim status as the full one says it: every node with its dataset, an
+    intermediate node as the direct one of that uid (checked to be listed)."""
+    dataset = concise["dataset"]
+    assert_cited(concise["claim"], dataset)
+    direct: dict[str, Json] = {}
+    for side in ("supporting", "opposing"):
+        for node in concise[side]:
+            assert_cited(node, dataset, None, "relationshipType", "via")
+            if node["via"] is None:
+                direct[node["uid"]] = {"dataset": dataset, **node}
+
+    def ref(node: Json) -> Json:
+        return {key: node[key] for key in CITATION} | {"dataset": dataset}
+
+    expanded = {**concise, "claim": ref(concise["claim"])}
+    for side in ("supporting", "opposing"):
+        expanded[side] = [
+            ref(n)
+            | {
+                "relationshipType": n["relationshipType"],
+                "via": None if n["via"] is None else ref(direct[n["via"]]),
+            }
+            for n in concise[side]
+        ]
+    for source in concise["sources"]:
+        assert_cited(source, dataset)
+    expanded["sources"] = [ref(s) for s in concise["sources"]]
+    return expanded
+
+
+def test_concise_claim_status_is_the_full_one_without_repetition(server: MCPServer) -> None:
+    uids = [
+        p.uid
+        for e in EXPORTS.values()
+        for kind in ("Claim", "Hypothesis", "Conclusion")
+        for p in e.of_type(kind)
+    ]
+    pairs = both_details(server, [("get_claim_status", {"uid": uid}) for uid in uids])
+    for uid, (concise, full, short, long) in zip(uids, pairs, strict=True):
+        assert concise["dataset"] == full["dataset"] == export_of(uid).slug
+        expanded = expand_claim_status(concise)
+        assert expanded == full
+        _check_claim_status(expanded, uid)
+        assert short < long
+
+
+def test_concise_claim_status_names_an_intermediate_node_by_uid(tiny_server: MCPServer) -> None:
+    args = {"uid": "pqyDoNken", "dataset": TINY_EXPORT.slug}
+    ((concise, full, short, long),) = both_details(tiny_server, [("get_claim_status", args)])
+    vias = {n["via"] for side in ("supporting", "opposing") for n in concise[side]} - {None}
+    assert vias == {"tinyEvd01", "tinyEvd02"}
+    assert expand_claim_status(concise) == full
+    _check_claim_status(expand_claim_status(concise), "pqyDoNken", TINY_EXPORT)
+    assert short < long
+
+
+def _largest_types(by_type: dict[str, int]) -> dict[str, int]:
+    return dict(sorted(by_type.items(), key=lambda item: (-item[1], item[0]))[:3])
+
+
+def _check_concise_contributions(
+    pairs: list[tuple[Json, Json, int, int]], exports: list[Export], node_types: list[str | None]
+) -> None:
+    for (concise, full, short, long), node_type in zip(pairs, node_types, strict=True):
+        expected = creator_counts(exports, node_type)
+        names = [c["creator"] for c in concise["creators"]]
+        assert names == [c["creator"] for c in full["creators"]]
+        for entry in concise["creators"]:
+            counts = expected[entry["creator"]]
+            assert entry["total"] == counts.total
+            assert entry["byType"] == _largest_types(counts.by_type)
+            assert entry["firstContribution"] == counts.first
+            assert entry["lastContribution"] == counts.last
+        assert [n["uid"] for n in concise["nodes"]] == [n["uid"] for n in full["nodes"]]
+        datasets = {n["dataset"] for n in full["nodes"]}
+        assert concise.get("dataset") == full.get("dataset")
+        assert concise.get("dataset") == (datasets.pop() if len(datasets) == 1 else None)
+        for node in concise["nodes"]:
+            assert_cited(node, concise.get("dataset"))
+        for key in ("listed", "total", "truncated", "note"):
+            assert concise[key] == full[key], key
+        trimmed = any(len(expected[name].by_type) > 3 for name in names)
+        unnamed = bool(concise["nodes"]) and concise.get("dataset") is not None
+        assert short <= long and (short < long) == (trimmed or unnamed)
+
+
+def test_concise_contributions_keep_the_largest_types_and_every_node(server: MCPServer) -> None:
+    creators = sorted(creator_counts(EXPORTS.values()))
+    calls: list[tuple[str, Json]] = [("get_researcher_contributions", {})]
+    calls += [("get_researcher_contributions", {"creator": c}) for c in creators]
+    calls += [("get_researcher_contributions", {"creator": "Joel Chan", "nodeType": "SRC"})]
+    types: list[str | None] = [None] * (1 + len(creators)) + ["Source"]
+    pairs = both_details(server, calls)
+    _check_concise_contributions(pairs, list(EXPORTS.values()), types)
+    assert pairs[0][2] <= 0.9 * pairs[0][3]  # everyone: the smaller types go
+
+
+def test_concise_contributions_of_a_creator_in_two_datasets(twin_server: MCPServer) -> None:
+    pairs = both_details(twin_server, [("get_researcher_contributions", {"creator": "Ada Tiny"})])
+    _check_concise_contributions(pairs, [TINY_EXPORT, TWIN_EXPORT], [None])
+    concise = pairs[0][0]
+    assert "dataset" not in concise
+    assert {n["dataset"] for n in concise["nodes"]} == {TINY_EXPORT.slug, TWIN_EXPORT.slug}
+
+
+def test_detail_is_concise_by_default(server: MCPServer) -> None:
+    hub = max(REAL_EXPORT.pages, key=lambda u: len(REAL_EXPORT.links(u)))
+    arguments: dict[str, Json] = {
+        "get_node_neighborhood": {"uid": hub, "depth": 2},
+        "get_relationships": {"relationshipType": "Supports"},
+        "get_claim_status": {"uid": CONTESTED_CLAIMS[0]},
+        "get_researcher_contributions": {"creator": "Jay Patel"},
+    }
+    calls = [
+        (name, {**arguments[name], **level})
+        for name in DETAIL_TOOLS
+        for level in ({}, {"detail": "concise"}, {"detail": "full"})
+    ]
+    answers = [ok(answer) for answer in call_many(server, calls)]
+    for index, name in enumerate(DETAIL_TOOLS):
+        default, concise, full = answers[3 * index : 3 * index + 3]
+        assert default == concise != full, name
+
+
+def test_detail_is_listed_with_what_each_level_gives(server: MCPServer) -> None:
+    async def listing(client: Client) -> Any:
+        return await client.list_tools()
+
+    tools = {t.name: t for t in run_client(server, listing).tools}
+    for name in DETAIL_TOOLS:
+        detail = tools[name].input_schema["properties"]["detail"]
+        assert detail.get("enum") == ["concise", "full"] and detail.get("default") == "concise"
+        description = tools[name].description or ""
+        assert "detail: concise (default)" in description and " full " in description, name
+    others = set(tools) - set(DETAIL_TOOLS)
+    assert not [n for n in others if "detail" in tools[n].input_schema.get("properties", {})]
 
 
 # ---------------------------------------------------------------------------------------

@@ -679,7 +679,8 @@ def test_a_second_writer_is_refused_and_the_live_server_keeps_writing(
     source, _, _ = sample_store
     store = copy_store(source, tmp_path)
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "labbrain", "--store", str(store), "mcp"]
+        command=sys.executable,
+        args=["-m", "labbrain", "--store", str(store), "mcp", "--toolsets", "all"],
     )
 
     def finding(n: int) -> dict[str, Any]:

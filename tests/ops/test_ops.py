@@ -469,7 +469,9 @@ def test_a_stopped_restore_is_undone_at_the_next_open(
 
 # ---------------------------------------------------------------------------- live writers
 def _mcp_params(store: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=LABBRAIN, args=["--store", str(store), "mcp"], env={})
+    return StdioServerParameters(
+        command=LABBRAIN, args=["--store", str(store), "mcp", "--toolsets", "all"], env={}
+    )
 
 
 def _labbrain(*args: str) -> subprocess.CompletedProcess[str]:

@@ -560,7 +560,8 @@ def test_a_read_only_server_refuses_loads_and_answers_queries(tmp_path: Path) ->
 
 def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
     """A writer's first act is storing the ontology: refused, so `labbrain mcp` serves the
-    endpoint read-only instead (QLever and other read-only endpoints)."""
+    endpoint read-only instead (QLever and other read-only endpoints): it offers the tools
+    that read, and none that writes."""
     directory = tmp_path / "ox"
     with oxigraph_server(directory):
         pass  # creates an empty store
@@ -571,16 +572,19 @@ def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
             assert reader.graphs() == [] and reader.search("anything").hits == []
         params = StdioServerParameters(
             command=LABBRAIN,
-            args=["--endpoint", server.query, "mcp"],
+            args=["--endpoint", server.query, "mcp", "--toolsets", "all"],
             env={"XDG_DATA_HOME": str(tmp_path / "xdg")},
         )
 
-        async def run() -> Any:
+        async def run() -> tuple[list[str], Any]:
             async with Client(params, read_timeout_seconds=120) as client:
-                return await client.call_tool("create_project", {"name": "Tension"})
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                return names, await client.call_tool("list_projects", {})
 
-        refused = asyncio.run(run())
-    assert refused.is_error and "read-only" in refused.content[0].text
+        names, listed = asyncio.run(run())
+    assert "create_project" not in names and "store_memory" not in names
+    assert "search_nodes" in names and "get_node" in names
+    assert not listed.is_error and listed.structured_content["projects"] == []
 
 
 # ---------------------------------------------------------------------------- HTTP failures
@@ -770,7 +774,15 @@ def test_an_unreachable_endpoint_is_one_line_and_exit_3() -> None:
 def _stdio(server: OxigraphServer, tmp_path: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=LABBRAIN,
-        args=["--endpoint", server.query, "--gsp-endpoint", server.store, "mcp"],
+        args=[
+            "--endpoint",
+            server.query,
+            "--gsp-endpoint",
+            server.store,
+            "mcp",
+            "--toolsets",
+            "all",
+        ],
         env={
             "XDG_DATA_HOME": str(tmp_path / "xdg"),
             "LABBRAIN_ENDPOINT_INDEX_REFRESH_SECONDS": "0",

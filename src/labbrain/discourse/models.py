@@ -2,6 +2,13 @@
 
 Field names are the wire names (camelCase, as the reference Discourse Graph MCP server uses).
 Every model that names a node carries its attribution: creator, created date and URL.
+
+The answers whose size grows with the graph (neighbourhood, relationships, claim status,
+contributions) come in two levels of :data:`Detail`. ``full`` is everything; ``concise`` keeps,
+for every node, what a citation needs (uid, nodeType, title, creator, created, url) and cuts
+what follows from the rest of the answer: the dataset every node shares is said once at the
+top (the answer's ``dataset``), a relation is a compact ``uid -Label-> uid`` string where the
+answer gives its two ends as nodes anyway, a node already given is named again by its uid.
 """
 
 from __future__ import annotations
@@ -11,6 +18,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Direction = Literal["outgoing", "incoming", "both"]
+#: How much an answer says: ``concise`` what a model needs to use and cite it, ``full`` all.
+Detail = Literal["concise", "full"]
+#: Node types per creator a concise contributions answer lists (the largest ones).
+CONCISE_TYPES = 3
+
+
+def _absent(value: object) -> bool:
+    return value is None
 
 
 def listed_count(of: str, **field: Any) -> Any:
@@ -27,16 +42,29 @@ def total_count(what: str = "items that matched, however many are listed", **fie
     return Field(description=what, **field)
 
 
-class NodeRef(BaseModel):
-    """A node with its attribution."""
+class CitedNode(BaseModel):
+    """A node with its attribution, as an answer that takes ``detail`` cites it: always uid,
+    type, title, creator, created and url; its dataset unless the answer names the one dataset
+    of all its nodes (concise detail), where the node leaves it out."""
 
     uid: str = Field(description="Roam page uid; pass it to get_node")
-    dataset: str = Field(description="slug of the loaded export the node belongs to")
+    dataset: str | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="slug of the loaded export the node belongs to; left out where the "
+        "answer's dataset names it",
+    )
     nodeType: str = Field(description="node type label, e.g. Claim, Evidence, Result")
     title: str = Field(description="title without the [[XXX]] - prefix")
     creator: str | None = Field(description="researcher who created the node")
     created: str | None = Field(description="creation time, ISO 8601")
     url: str = Field(description="the node's Roam page")
+
+
+class NodeRef(CitedNode):
+    """A node with its attribution (its dataset included)."""
+
+    dataset: str = Field(description="slug of the loaded export the node belongs to")
 
 
 class SearchResult(NodeRef):
@@ -145,7 +173,9 @@ class CreatorStats(BaseModel):
 
     creator: str
     total: int
-    byType: dict[str, int]
+    byType: dict[str, int] = Field(
+        description=f"nodes per type; concise detail: the {CONCISE_TYPES} largest types only"
+    )
     firstContribution: str | None
     lastContribution: str | None
 
@@ -153,8 +183,11 @@ class CreatorStats(BaseModel):
 class ContributionsResult(BaseModel):
     """Per-creator statistics, and the nodes of one creator when a creator was given."""
 
+    dataset: str | None = Field(
+        default=None, exclude_if=_absent, description="the dataset of every node listed, if one"
+    )
     creators: list[CreatorStats]
-    nodes: list[NodeRef] = Field(default_factory=list)
+    nodes: list[CitedNode] = Field(default_factory=list)
     listed: int = listed_count("nodes", default=0)
     total: int = total_count(
         "the creator's nodes (of nodeType), however many are listed", default=0
@@ -174,16 +207,21 @@ class NodeImagesResult(BaseModel):
 
 
 class Relationship(BaseModel):
-    """One typed relation between two nodes."""
+    """One typed relation between two nodes. In concise detail an end given in full by an
+    earlier relation of the answer (of the same dataset: relations come grouped by dataset)
+    is its uid alone."""
 
     relationshipType: str
-    source: NodeRef
-    destination: NodeRef
+    source: CitedNode | str
+    destination: CitedNode | str
 
 
 class RelationshipsResult(BaseModel):
     """Typed relations matching the filters."""
 
+    dataset: str | None = Field(
+        default=None, exclude_if=_absent, description="the dataset of every relation, if one"
+    )
     relationships: list[Relationship]
     listed: int = listed_count("relationships")
     total: int = total_count()
@@ -215,13 +253,16 @@ class Edge(BaseModel):
 
 
 class NeighborhoodResult(BaseModel):
-    """Nodes around a start node, grouped by hop, with the edges among them."""
+    """Nodes around a start node, grouped by hop, with the edges among them. In concise
+    detail a node is its citation alone and an edge the string ``uid -Label-> uid`` (a text
+    link ``uid -(text)-> uid``)."""
 
-    start: NodeRef
+    dataset: str = Field(description="the dataset of every node (a traversal stays in one)")
+    start: CitedNode
     depth: int
     direction: Direction
-    nodesByHop: list[list[NeighborNode]]
-    edges: list[Edge]
+    nodesByHop: list[list[NeighborNode | CitedNode]]
+    edges: list[Edge | str]
     listed: int = listed_count("nodesByHop")
     truncated: bool = False
     note: str | None = None
@@ -248,11 +289,12 @@ class PathResult(BaseModel):
     note: str | None = None
 
 
-class StanceNode(NodeRef):
-    """A node that supports or opposes a claim, directly or through an intermediate node."""
+class StanceNode(CitedNode):
+    """A node that supports or opposes a claim, directly or through an intermediate node
+    (in concise detail: the intermediate node's uid; it is listed itself, as a direct one)."""
 
     relationshipType: str
-    via: NodeRef | None = None
+    via: CitedNode | str | None = None
 
 
 class CreatorStance(BaseModel):
@@ -265,11 +307,12 @@ class CreatorStance(BaseModel):
 class ClaimStatusResult(BaseModel):
     """The evidence on one claim."""
 
-    claim: NodeRef
+    dataset: str = Field(description="the dataset of every node (the claim's)")
+    claim: CitedNode
     supporting: list[StanceNode]
     opposing: list[StanceNode]
     countsByCreator: dict[str, CreatorStance]
-    sources: list[NodeRef] = Field(description="source nodes the evidence links to")
+    sources: list[CitedNode] = Field(description="source nodes the evidence links to")
     contested: bool = Field(description="both supporting and opposing nodes exist")
     singleSource: bool = Field(
         description="all the evidence goes back to at most one source (or one creator)"

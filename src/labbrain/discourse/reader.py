@@ -17,11 +17,14 @@ from typing import Any
 
 from labbrain.core import LabBrain
 from labbrain.discourse.models import (
+    CONCISE_TYPES,
+    CitedNode,
     ClaimStatusResult,
     ContributionsResult,
     CreatorStance,
     CreatorStats,
     DatasetInfo,
+    Detail,
     Direction,
     Edge,
     GapsResult,
@@ -79,6 +82,25 @@ def node_ref(node: IndexedNode) -> NodeRef:
         created=node.created,
         url=node.iri,
     )
+
+
+def cited(ref: CitedNode) -> CitedNode:
+    """``ref`` as a concise answer that names its dataset once cites it: every field of it
+    (uid, type, title, creator, created, url, and those of a subclass) but the dataset, as a
+    plain :class:`CitedNode`."""
+    return CitedNode(**ref.model_dump(include=set(CitedNode.model_fields) - {"dataset"}))
+
+
+def compact_relation(source: str, label: str | None, destination: str) -> str:
+    """A relation (or, with no label, a text link) as one string: ``source -Label->
+    destination``, ``source -(text)-> destination`` (uids)."""
+    return f"{source} -{label if label is not None else '(text)'}-> {destination}"
+
+
+def _one_dataset(refs: Iterable[CitedNode]) -> str | None:
+    """The dataset of all ``refs`` if they share exactly one, else None."""
+    datasets = {ref.dataset for ref in refs}
+    return datasets.pop() if len(datasets) == 1 else None
 
 
 class DiscourseReader:
@@ -351,9 +373,33 @@ class DiscourseReader:
 
     # ------------------------------------------------------------------ people
     def get_researcher_contributions(
-        self, creator: str | None = None, node_type: str | None = None, limit: int = MAX_LIST
+        self,
+        creator: str | None = None,
+        node_type: str | None = None,
+        limit: int = MAX_LIST,
+        detail: Detail = "full",
     ) -> ContributionsResult:
-        """Per creator: counts by type and first/last contribution; or one creator's nodes."""
+        """Per creator: counts by type and first/last contribution; or one creator's nodes.
+
+        ``dataset`` names the one dataset of all the nodes listed, if they share one. Concise
+        detail lists the same creators (totals and dates), the same nodes, in the same order,
+        each attributed, but each creator's :data:`CONCISE_TYPES` largest types only (most
+        nodes first, then by name) and the nodes without their dataset when ``dataset``
+        names it."""
+        result = self._contributions(creator, node_type, limit)
+        if detail == "full":
+            return result
+        for entry in result.creators:
+            largest = sorted(entry.byType.items(), key=lambda item: (-item[1], item[0]))
+            entry.byType = dict(largest[:CONCISE_TYPES])
+        if result.dataset is not None:
+            result.nodes = [cited(node) for node in result.nodes]
+        return result
+
+    def _contributions(
+        self, creator: str | None, node_type: str | None, limit: int
+    ) -> ContributionsResult:
+        """The full contributions answer (see :meth:`get_researcher_contributions`)."""
         rows = self.brain.index.contributions(creator or None)
         types = self.node_types_matching(node_type)
         stats: dict[str, CreatorStats] = {}
@@ -386,9 +432,11 @@ class DiscourseReader:
                 creators=[], note=f"{creator} has no nodes of type {node_type}"
             )
         nodes, total = self.brain.index.nodes(creator=creator, node_types=types, limit=limit)
+        refs: list[CitedNode] = [node_ref(n) for n in nodes]
         return ContributionsResult(
+            dataset=_one_dataset(refs),
             creators=creators,
-            nodes=[node_ref(n) for n in nodes],
+            nodes=refs,
             listed=len(nodes),
             total=total,
             truncated=total > len(nodes),
@@ -405,8 +453,15 @@ class DiscourseReader:
         relationship_type: str | None = None,
         dataset: str | None = None,
         limit: int = MAX_LIST,
+        detail: Detail = "full",
     ) -> RelationshipsResult:
-        """Typed relations, filtered by source, destination and/or label."""
+        """Typed relations, filtered by source, destination and/or label, grouped by dataset.
+
+        ``dataset`` names the one dataset of all the relations listed, if they share one.
+        Concise detail lists the same relations in the same order; each node is given in full
+        (attributed; without its dataset when ``dataset`` names it) at its first mention in
+        its dataset and by its uid alone after that, so every prefix of the list (what the
+        output cap keeps) still attributes every node it names."""
         params: dict[str, Any] = {}
         graph: str | None = None
         if source_uid:
@@ -455,7 +510,16 @@ class DiscourseReader:
         elif total == 0:
             labels = sorted({t.label for t in self.relation_types()})
             note = f"no relationships match; relationship types: {', '.join(labels)}"
+        shared = _one_dataset(
+            end
+            for r in relationships
+            for end in (r.source, r.destination)
+            if not isinstance(end, str)
+        )
+        if detail == "concise":
+            relationships = _first_mentions(relationships, shared is not None)
         return RelationshipsResult(
+            dataset=shared,
             relationships=relationships,
             listed=len(relationships),
             total=total,
@@ -473,8 +537,15 @@ class DiscourseReader:
         relationship_type_filter: str | None = None,
         dataset: str | None = None,
         limit: int = MAX_NEIGHBORS,
+        detail: Detail = "full",
     ) -> NeighborhoodResult:
-        """Breadth-first neighbourhood: nodes grouped by hop, and the edges among them."""
+        """Breadth-first neighbourhood: nodes grouped by hop, and the edges among them, all in
+        the start node's dataset (the answer's ``dataset``).
+
+        Concise detail has the same nodes by hop, in the same order, and the same edges: each
+        node as its citation alone (uid, type, title, creator, created, url; no dataset, hop,
+        or the node and relation that first reached it, which the edges and the hop lists
+        say) and each edge as :func:`compact_relation` says it."""
         if not 1 <= depth <= 4:
             raise InvalidArgument("depth", f"{depth} is outside 1..4")
         start, _ = self.resolve(uid, dataset)
@@ -551,12 +622,19 @@ class DiscourseReader:
                 break
         reached = {start.uid} | {n.uid for hop_nodes in hops for n in hop_nodes}
         edges = [e for e in edges if e.sourceUid in reached and e.destinationUid in reached]
+        concise = detail == "concise"
         return NeighborhoodResult(
-            start=node_ref(start),
+            dataset=_slug(start.graph),
+            start=cited(node_ref(start)) if concise else node_ref(start),
             depth=depth,
             direction=direction,
-            nodesByHop=hops[1:],
-            edges=edges,
+            nodesByHop=[[cited(n) for n in hop] if concise else list(hop) for hop in hops[1:]],
+            edges=[
+                compact_relation(e.sourceUid, e.relationshipType, e.destinationUid)
+                if concise
+                else e
+                for e in edges
+            ],
             listed=total,
             truncated=truncated,
             note=f"stopped at {limit} nodes; lower depth or add filters" if truncated else None,
@@ -674,8 +752,33 @@ class DiscourseReader:
         return [first, *self.brain.index.nodes_by_uid(uid.strip(), self.datasets(dataset))[1:]]
 
     # ------------------------------------------------------------------ analysis
-    def get_claim_status(self, uid: str, dataset: str | None = None) -> ClaimStatusResult:
-        """Supporting and opposing nodes of a claim (direct and through one node), by creator."""
+    def get_claim_status(
+        self, uid: str, dataset: str | None = None, detail: Detail = "full"
+    ) -> ClaimStatusResult:
+        """Supporting and opposing nodes of a claim (direct and through one node), by creator,
+        all in the claim's dataset (the answer's ``dataset``).
+
+        Concise detail has the same nodes, counts and flags, each node attributed but without
+        its dataset, and the intermediate node of an indirect one as its uid (that node is
+        listed too, as a direct one)."""
+        status = self._claim_status(uid, dataset)
+        if detail == "full":
+            return status
+        for side in (status.supporting, status.opposing):
+            side[:] = [
+                StanceNode(
+                    **cited(node).model_dump(),
+                    relationshipType=node.relationshipType,
+                    via=node.via.uid if isinstance(node.via, CitedNode) else node.via,
+                )
+                for node in side
+            ]
+        status.claim = cited(status.claim)
+        status.sources = [cited(source) for source in status.sources]
+        return status
+
+    def _claim_status(self, uid: str, dataset: str | None) -> ClaimStatusResult:
+        """The full claim status (see :meth:`get_claim_status`)."""
         claim, _ = self.resolve(uid, dataset)
         rows = templates.run(self.brain.store, "claim_stance", node=claim.iri, graph=claim.graph)
         refs = self._refs(
@@ -709,6 +812,7 @@ class DiscourseReader:
         if not evidence:
             note = "nothing supports or opposes this node yet; find_gaps lists such claims"
         return ClaimStatusResult(
+            dataset=_slug(claim.graph),
             claim=node_ref(claim),
             supporting=supporting,
             opposing=opposing,
@@ -719,9 +823,9 @@ class DiscourseReader:
             note=note,
         )
 
-    def _sources_of(self, evidence: list[StanceNode], claim: IndexedNode) -> list[NodeRef]:
+    def _sources_of(self, evidence: list[StanceNode], claim: IndexedNode) -> list[CitedNode]:
         """Source nodes the given evidence links to (by relation or in its text)."""
-        found: dict[str, NodeRef] = {}
+        found: dict[str, CitedNode] = {}
         for item in evidence:
             node = self.brain.index.nodes_by_iri([item.url], claim.graph).get(item.url)
             if node is None:
@@ -815,6 +919,31 @@ _GAP_KINDS = {
     "hypothesesWithoutResults": "hypothesis",
     "evidenceWithoutSource": "evidence",
 }
+
+
+def _first_mentions(relationships: list[Relationship], named: bool) -> list[Relationship]:
+    """``relationships`` (grouped by dataset) with each end after the first mention of its
+    node in its dataset replaced by its uid; the first mentions lose their dataset when the
+    answer names it (``named``)."""
+    seen: set[tuple[str | None, str]] = set()
+
+    def end(ref: CitedNode | str) -> CitedNode | str:
+        if isinstance(ref, str):
+            return ref
+        key = (ref.dataset, ref.uid)
+        if key in seen:
+            return ref.uid
+        seen.add(key)
+        return cited(ref) if named else ref
+
+    return [
+        Relationship(
+            relationshipType=r.relationshipType,
+            source=end(r.source),
+            destination=end(r.destination),
+        )
+        for r in relationships
+    ]
 
 
 def _prefixed(iri: str | None) -> str | None:

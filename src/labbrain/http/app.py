@@ -16,7 +16,7 @@ answered in one JSON shape (http_errors). Queries run in worker processes with a
 :func:`open_for_serving` opens the store the way the server needs it: a server that takes
 updates holds the writer lock; a read-only one over an on-disk store holds none, so that
 ``labbrain load`` (or any writer) runs beside it, and reads the writer's commits as they
-land (http_fresh).
+land (store.fresh).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from labbrain.core import LabBrain
-from labbrain.errors import LabbrainError, SettingsError, StoreLocked
+from labbrain.core import LabBrain, open_reading
+from labbrain.errors import LabbrainError, SettingsError
 from labbrain.http.console import config, page, static
 from labbrain.http.errors import (
     HttpError,
@@ -48,11 +48,11 @@ from labbrain.http.errors import (
     from_http_error,
     from_library_error,
 )
-from labbrain.http.fresh import FreshStore
 from labbrain.http.guard import Guard, default_hosts, sdk_security
 from labbrain.http.pool import QueryPool, QueryRunner, runner_for
 from labbrain.http.sparql import Endpoint, graph_store, sparql
 from labbrain.settings import Settings
+from labbrain.store.fresh import FreshStore
 
 log = logging.getLogger("labbrain.http")
 
@@ -72,33 +72,13 @@ class Binding:
 
 
 def open_for_serving(settings: Settings, *, allow_update: bool) -> LabBrain:
-    """The store ``settings`` name, opened for ``labbrain serve``.
-
-    - With ``allow_update``: writable (the server is the store's one writer; StoreLocked when
-      another process holds it).
-    - Read-only, on disk: opened writable for a moment when no other process holds it (created
-      when missing, the ontology loaded, a crashed write rolled back, the text index synced),
-      then read-only through a :class:`~labbrain.http.fresh.FreshStore`: no lock is held, and
-      the server's reads follow later commits by other processes. The text index (SQLite)
-      already does.
-    - Read-only, in memory or a remote endpoint: as any other command opens it (no other
-      process can write an in-memory store; a remote one has no lock)."""
-    if allow_update or settings.endpoint or settings.store == ":memory:":
+    """The store ``settings`` name, opened for ``labbrain serve``: with ``allow_update``
+    writable (the server is the store's one writer; StoreLocked when another process holds
+    it), else read-only, holding no lock and following a writer's commits
+    (:func:`~labbrain.core.open_reading`)."""
+    if allow_update:
         return LabBrain(settings)
-    try:
-        LabBrain(settings).close()
-    except StoreLocked as locked:
-        log.info("%s; serving it read-only, as it is after each of its writes", locked)
-    brain = LabBrain(settings, read_only=True)
-    try:
-        opened = brain.store
-        assert opened.directory is not None, "an on-disk store has a directory"
-        brain.store = FreshStore(opened.directory)
-        opened.close()
-    except BaseException:
-        brain.close()
-        raise
-    return brain
+    return open_reading(settings)
 
 
 def build_app(
@@ -147,8 +127,11 @@ def build_app(
     session_manager = None
     if mcp:
         from labbrain.mcp.server import build_server
+        from labbrain.mcp.tools import resolve_toolsets
 
-        server = build_server(brain)
+        # the toolsets of `labbrain mcp`; a server without updates offers no writing tool
+        toolsets = resolve_toolsets(settings.toolsets)
+        server = build_server(brain, toolsets, read_only=not allow_update)
         server.streamable_http_app(
             streamable_http_path="/mcp",
             transport_security=sdk_security(hosts, origins),

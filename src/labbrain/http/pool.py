@@ -7,7 +7,7 @@ its query with it) and a fresh one takes its place, so the server stays up and t
 runs normally.
 
 A worker keeps its read-only view open between queries and reopens it when the store's files
-change (any write, by this process or another: http_fresh), so answers are always as fresh as
+change (any write, by this process or another: store.fresh), so answers are always as fresh as
 the last committed write, at the cost of a directory listing per query.
 
 Stores that cannot be opened by another process (in memory, or a remote backend with its own
@@ -37,10 +37,10 @@ from labbrain.errors import (
     StoreError,
 )
 from labbrain.http.errors import HttpError
-from labbrain.http.fresh import Snapshot
 from labbrain.http.results import Answer, write_answer
 from labbrain.rdf.sparql_policy import looks_like_update
 from labbrain.store.base import QuadStore
+from labbrain.store.fresh import Snapshot
 
 log = logging.getLogger("labbrain.http")
 

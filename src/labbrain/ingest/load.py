@@ -367,8 +367,7 @@ def read_source(source: str, settings: Settings) -> bytes:
         try:
             if path.stat().st_size > limit:
                 raise InputTooLarge(source, f"file is larger than the {limit}-byte input limit")
-            with path.open("rb") as handle:
-                data = handle.read(limit + 1)
+            data = path.read_bytes()  # its size is known: read(limit + 1) would allocate limit
         except OSError as error:
             raise path_error(source, error) from None
     if len(data) > limit:

@@ -11,13 +11,15 @@ becomes the ``isError`` message the model reads. That mapping is made here and n
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NamedTuple
 
-from mcp.server.mcpserver import MCPServer
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -33,6 +35,7 @@ from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import LabbrainError
 from labbrain.mcp import caps
+from labbrain.mcp.logs import CLIENT_LOG, ClientLog
 from labbrain.ops.workflows import task_runner
 from labbrain.tasks.runner import TaskRunner
 
@@ -49,8 +52,7 @@ DESTRUCTIVE = ToolAnnotations(
 IdempotencyKey = Annotated[
     str | None,
     Field(
-        description="any unique string (e.g. a UUID) to make this write safe to retry: a retry "
-        "with the same key returns the first result and writes nothing",
+        description="unique key: retrying with it writes nothing, returns the first result",
         max_length=200,
     ),
 ]
@@ -70,6 +72,11 @@ class ToolContext:
     writer: AgentWriter
     #: The output cap in force, read at each call (the server's cap is the one that counts).
     cap: Callable[[], int]
+    #: A read-only server: no tool writes, not even as a side effect of a read.
+    read_only: bool = False
+    #: Where the server's warnings wait for the client (they reach it once the server
+    #: attaches it to the loggers, see :meth:`ClientLog.attach`).
+    client_log: ClientLog = field(default_factory=lambda: CLIENT_LOG)
     projects: Projects = field(init=False)
     findings: Findings = field(init=False)
     related: RelatedPagesFinder = field(init=False)
@@ -93,14 +100,17 @@ class ToolContext:
         self.runner = task_runner(self.brain)  # tasks run in this process, in the background
 
     @classmethod
-    def open(cls, brain: LabBrain, cap: Callable[[], int] | None = None) -> ToolContext:
+    def open(
+        cls, brain: LabBrain, cap: Callable[[], int] | None = None, *, read_only: bool = False
+    ) -> ToolContext:
         """The context over an opened store, with the agent name of its settings and the
-        output cap ``cap`` gives at each call (default: the settings' cap)."""
+        output cap ``cap`` gives at each call (default: the settings' cap); ``read_only``
+        for a server that writes nothing."""
         settings = brain.settings
         writer = AgentWriter(brain.store, agent=settings.agent_name)
         if cap is None:
             cap = lambda: settings.mcp_max_chars  # noqa: E731
-        return cls(brain, DiscourseReader(brain), writer, cap)
+        return cls(brain, DiscourseReader(brain), writer, cap, read_only)
 
 
 class ToolSpec(NamedTuple):
@@ -113,6 +123,9 @@ class ToolSpec(NamedTuple):
     fn: Callable[..., Answer] | Callable[..., Awaitable[Answer]]
     title: str
     annotations: ToolAnnotations = READ_ONLY
+    #: A read whose one write is a side effect (get_node's visit): a read-only server offers
+    #: it as a pure read (:attr:`ToolContext.read_only` turns the side effect off).
+    side_effect_only: bool = False
 
     @property
     def name(self) -> str:
@@ -162,23 +175,43 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
     if isinstance(returns, type) and issubclass(returns, BaseModel):
         returns = Annotated[CallToolResult, returns]
 
-    async def run_async(**arguments: Any) -> CallToolResult:
-        with errors_for_the_model():
-            result = await fn(context, **arguments)  # type: ignore[misc]
+    own = next((p.name for p in parameters if _is_context(p.annotation)), None)
+    if own is None:  # the SDK passes the request's context to the parameter typed Context
+        parameters.append(
+            inspect.Parameter(_CTX, inspect.Parameter.KEYWORD_ONLY, annotation=Context)
+        )
+    ctx_name = own or _CTX
+
+    async def handler(**arguments: Any) -> CallToolResult:
+        ctx = arguments.get(ctx_name) if own else arguments.pop(ctx_name, None)
+        log = context.client_log
+        with log.collecting() as records:
+            try:
+                with errors_for_the_model():
+                    if inspect.iscoroutinefunction(fn):
+                        result = await fn(context, **arguments)
+                    else:
+                        call = functools.partial(fn, context, **arguments)
+                        result = await anyio.to_thread.run_sync(call)
+            finally:
+                if records and ctx is not None:
+                    await log.send(records, ctx)
         return _answered(result)
 
-    def run(**arguments: Any) -> CallToolResult:
-        with errors_for_the_model():
-            result = fn(context, **arguments)
-        return _answered(result)  # type: ignore[arg-type]
-
-    handler: Callable[..., Any] = run_async if inspect.iscoroutinefunction(fn) else run
     handler.__name__ = handler.__qualname__ = spec.name
     handler.__doc__ = fn.__doc__
     handler.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     signature = signature.replace(parameters=parameters, return_annotation=returns)
     handler.__signature__ = signature  # type: ignore[attr-defined]
     return handler
+
+
+#: The parameter the request's context comes in when the tool function takes none.
+_CTX = "labbrain_request_context"
+
+
+def _is_context(annotation: Any) -> bool:
+    return inspect.isclass(annotation) and issubclass(annotation, Context)
 
 
 def register(server: MCPServer, context: ToolContext, spec: ToolSpec) -> None:

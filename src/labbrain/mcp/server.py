@@ -3,10 +3,11 @@
 Tool names and arguments of the discourse-graph tools are those of the reference Discourse
 Graph MCP server, so an existing client configuration keeps working (``DATA_PATH`` included).
 The tools themselves live in :mod:`labbrain.mcp.tools`, one module per group; this module
-registers them all, from their data, on one :class:`~labbrain.mcp.caps.CappedServer`, and
-serves it over stdio. Tools return pydantic models (clients get an outputSchema and
-structured content) and compact JSON text; errors the model should read become ``isError``
-results with a message saying what to do (:func:`labbrain.mcp.common.bind`).
+registers those of the toolsets asked for, from their data, on one capped server with a lean
+listing (:class:`LabbrainServer`), and serves it over stdio. Tools return pydantic models
+(clients get an outputSchema and structured content) and compact JSON text; errors the model
+should read become ``isError`` results with a message saying what to do
+(:func:`labbrain.mcp.common.bind`).
 """
 
 from __future__ import annotations
@@ -14,17 +15,20 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+
+from mcp_types import Tool as MCPTool
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import StoreError
+from labbrain.errors import InputError, StoreError
 from labbrain.ingest.load import LoadReport, read_input
 from labbrain.mcp import resources
 from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
-from labbrain.mcp.tools import GROUPS
+from labbrain.mcp.listing import lean_input, lean_output
+from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
 
 log = logging.getLogger("labbrain.mcp")
 
@@ -37,22 +41,46 @@ claim use get_claim_status; to see what is missing use find_gaps. Every node com
 creator, creation date and Roam URL: cite them when you report a finding."""
 
 
-def build_server(brain: LabBrain) -> CappedServer:
-    """The MCP server over an opened store: every tool of every group (:data:`GROUPS`),
-    the resources and the prompts. The discourse-graph tools only read; the agent-side groups
-    write their own graphs (never a dataset graph) and run tasks."""
+class LabbrainServer(CappedServer):
+    """The capped server whose tool listing is lean (:mod:`labbrain.mcp.listing`): the
+    schemas a model reads before its first question, without titles, null branches and the
+    prose of every answer field."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        """Every registered tool, its input and output schemas made lean."""
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": lean_input(tool.input_schema),
+                    "output_schema": lean_output(tool.output_schema)
+                    if tool.output_schema is not None
+                    else None,
+                }
+            )
+            for tool in await super().list_tools()
+        ]
+
+
+def build_server(
+    brain: LabBrain, toolsets: Iterable[str] = tuple(TOOLSETS), *, read_only: bool = False
+) -> LabbrainServer:
+    """The MCP server over an opened store: the tools of ``toolsets`` (default: all of them;
+    see :func:`~labbrain.mcp.tools.offered`), the resources and the prompts. With
+    ``read_only``, no tool writes (none is listed that does, and get_node records no visit).
+    The discourse-graph tools only read; the agent-side toolsets write their own graphs
+    (never a dataset graph) and run tasks."""
     settings = brain.settings
-    server = CappedServer(
+    server = LabbrainServer(
         name="labbrain",
         title="labbrain discourse graph",
         instructions=INSTRUCTIONS,
         version=__version__,
         max_chars=settings.mcp_max_chars,  # every tool answer fits (mcp.caps)
     )
-    context = ToolContext.open(brain, cap=lambda: server.max_chars)
-    for tools in GROUPS.values():
-        for spec in tools:
-            register(server, context, spec)
+    context = ToolContext.open(brain, cap=lambda: server.max_chars, read_only=read_only)
+    context.client_log.attach(server)  # warnings reach the client (notifications/message)
+    for spec in offered(toolsets, read_only=read_only):
+        register(server, context, spec)
     resources.register(server, context.reader)
     return server
 
@@ -62,7 +90,10 @@ def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
 
     Returns the load report, or None when the file's digest matches a loaded dataset.
     """
-    read = read_input(path, brain.settings)  # checked, read, format detected and hashed once
+    try:  # checked, read, format detected and hashed once
+        read = read_input(path, brain.settings)
+    except InputError as error:
+        raise InputError(f"DATA_PATH: {error}") from None
     if any(dataset["sourceDigest"] == read.digest for dataset in brain.datasets()):
         return None
     if brain.read_only:
@@ -91,8 +122,11 @@ def stdout_to_stderr() -> Iterator[None]:
         os.close(saved_fd)
 
 
-def serve_stdio(brain: LabBrain) -> None:
-    """Load ``DATA_PATH`` if set (and new), then serve MCP over stdio until stdin closes.
+def serve_stdio(
+    brain: LabBrain, toolsets: Iterable[str] = DEFAULT_TOOLSETS, *, read_only: bool = False
+) -> None:
+    """Load ``DATA_PATH`` if set (and new), then serve the tools of ``toolsets`` over stdio
+    until stdin closes (``read_only``: none that writes, see :func:`build_server`).
 
     Stdout carries only JSON-RPC messages: output during the load goes to stderr."""
     data_path = os.environ.get("DATA_PATH")
@@ -103,4 +137,4 @@ def serve_stdio(brain: LabBrain) -> None:
             log.info("DATA_PATH %s is already loaded", data_path)
         else:
             log.info("loaded %s: %d nodes into %s", data_path, report.nodes, report.graph)
-    build_server(brain).run("stdio")
+    build_server(brain, toolsets, read_only=read_only).run("stdio")

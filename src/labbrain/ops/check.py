@@ -417,9 +417,10 @@ def not_resumable(
         return None
     if state.kind == "embed":
         from labbrain.index.embeddings import provider_for, semantic_installed
+        from labbrain.install import install_command
 
         if not semantic_installed():
-            return "embedding needs the semantic extra (pip install 'labbrain[semantic]')"
+            return f"embedding needs the semantic extra: {install_command('semantic')}"
         if load_model:
             try:
                 provider_for(settings)

@@ -5,6 +5,10 @@ tags (``lb:tag``), the lab node it came from (``lb:sourceNode``, also ``prov:was
 or the web page (``lb:sourceUrl``), its place in the project's log and PROV provenance (see
 :mod:`labbrain.agent.projects.projects`). :class:`Findings` logs, lists (newest first, or by
 BM25 relevance) and deletes them, every write through the notebook's writer.
+
+Notes need no project: with none named and none active, findings go to the project "Notes"
+(slug ``notes``), made at the first finding and never made active, so that an assistant
+offered only ``log_finding`` and ``list_findings`` can keep notes from its first call.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from labbrain.agent.writer import WritePlan
 from labbrain.discourse.reader import node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound
 from labbrain.index.textrank import rank
-from labbrain.rdf.namespaces import FINDING_PREFIX, PROJECT_PREFIX
+from labbrain.rdf.namespaces import FINDING_PREFIX, PROJECT_PREFIX, slugify
 from labbrain.rdf.terms import integer, new_iri, now, text
 
 MAX_CONTENT = 10_000
@@ -45,6 +49,9 @@ MAX_TAGS = 20
 MAX_TAG = 50
 MAX_URL = 2_000
 MAX_PAGE = 100
+#: The project of findings logged with no project named and none active.
+NOTES_PROJECT = "Notes"
+NOTES_DESCRIPTION = "findings logged while no project was active"
 
 
 class Findings:
@@ -81,7 +88,7 @@ class Findings:
         url = _web_url(source_url) if source_url else None
         clean_tags = _tags(tags or [])
         node = self.projects.reader.resolve(source_uid, dataset)[0] if source_uid else None
-        slug = self.projects.resolve(project)
+        slug = self.projects.resolve_optional(project) or self._notes_project()
 
         def plan() -> WritePlan[FindingResult]:
             graph = NamedNode(project_graph(slug))
@@ -140,8 +147,9 @@ class Findings:
             raise InvalidArgument("limit", f"{limit} is outside 1..{MAX_PAGE}")
         if offset < 0:
             raise InvalidArgument("offset", "must be 0 or more")
-        slug = self.projects.resolve(project)
-        findings = list(reversed(self.projects.read(slug).findings))
+        slug = self.projects.resolve_optional(project) or slugify(NOTES_PROJECT)
+        kept = self.projects.exists(slug)  # the notes project exists from the first note
+        findings = list(reversed(self.projects.read(slug).findings)) if kept else []
         if tag and tag.strip():
             findings = [f for f in findings if tag.strip() in f.tags]
         if query and query.strip():
@@ -168,6 +176,13 @@ class Findings:
             nextOffset=offset + limit if more else None,
             note=note,
         )
+
+    def _notes_project(self) -> str:
+        """The slug of the notes project, made (not activated) when it does not exist yet."""
+        slug = slugify(NOTES_PROJECT)
+        if not self.projects.exists(slug):
+            self.projects.create_project(NOTES_PROJECT, NOTES_DESCRIPTION, activate=False)
+        return slug
 
     def delete_finding(
         self, finding_id: str, project: str | None = None, *, key: str | None = None

@@ -22,26 +22,10 @@ from labbrain.agent.claims.models import (
 from labbrain.agent.claims.paths import MAX_HOPS
 from labbrain.agent.claims.propositions import MAX_CONTENT, MAX_PAGE, MAX_REASONING
 from labbrain.mcp.common import READ_ONLY, WRITE, IdempotencyKey, ToolContext, ToolSpec
-from labbrain.rdf.namespaces import PROPOSITION_PREFIX
 
-PropositionId = Annotated[
-    str,
-    Field(description=f"a proposition id, {PROPOSITION_PREFIX}... (list_propositions)"),
-]
-EndArg = Annotated[
-    str,
-    Field(
-        description=f"a proposition id ({PROPOSITION_PREFIX}...) or the uid of a lab node "
-        "(search_nodes finds uids)"
-    ),
-]
-Concept = Annotated[
-    str,
-    Field(
-        description="words to search propositions and lab nodes for, or a proposition id, or "
-        "a lab node uid"
-    ),
-]
+PropositionId = Annotated[str, Field(description="proposition id (from list_propositions)")]
+EndArg = Annotated[str, Field(description="proposition id or lab node uid")]
+Concept = Annotated[str, Field(description="words, a proposition id or a lab node uid")]
 
 
 def add_proposition(
@@ -49,57 +33,41 @@ def add_proposition(
     content: Annotated[
         str,
         Field(
-            description="one atomic claim, one sentence, e.g. 'Arp2/3 inhibition slows "
-            "clathrin-coated pit maturation'",
+            description="one sentence, e.g. 'Arp2/3 inhibition slows pit maturation'",
             max_length=MAX_CONTENT,
         ),
     ],
-    confidence: Annotated[float, Field(ge=0, le=1, description="how sure you are, from 0 to 1")],
+    confidence: Annotated[float, Field(ge=0, le=1, description="how sure you are")],
     source: Annotated[
         str | None,
-        Field(
-            description="where it comes from: a DOI (10.xxxx/..., doi:10.xxxx/..., "
-            "https://doi.org/10.xxxx/...), an http(s) URL, or the uid of a lab node"
-        ),
+        Field(description="a DOI, an http(s) URL or a lab node uid"),
     ] = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> AddPropositionResult:
-    """Record an atomic claim (a proposition) with its confidence and, optionally, its
-    source. A DOI in any common spelling is stored as https://doi.org/<doi>; a lab node
-    uid is answered with the node's attribution and recorded as what the proposition was
-    derived from; anything else is refused with the accepted forms.
+    """Record an atomic claim (a proposition) to keep, relate and check later. A source
+    DOI in any spelling is stored as https://doi.org/<doi>.
 
-    Use it for a claim you want to keep, relate and check later; pass an
-    idempotencyKey to make a retry safe. Returns the proposition with its id. Next:
-    connect_propositions to relate it to other propositions or to lab evidence,
-    find_contradictions to see what conflicts with it."""
+    Next: connect_propositions (to propositions or lab evidence), find_contradictions."""
     return context.propositions.add(content, confidence, source, key=idempotencyKey)
 
 
 def get_proposition(context: ToolContext, id: PropositionId) -> PropositionDetail:
-    """Read one proposition: its content, confidence, source (a lab source with its
-    attribution), who recorded it and when, and every relation in both directions
-    (outgoing: from it; incoming: to it), each end a proposition or an attributed lab
-    node, with the reasoning given.
+    """Read one proposition: content, confidence, source, who recorded it and when, and
+    every relation both ways (ends attributed, with reasoning).
 
-    Use it after list_propositions or add_proposition. Next: find_lineage or
-    find_contradictions; get_node reads a lab node in full."""
+    Next: find_lineage or find_contradictions."""
     return context.propositions.get(id)
 
 
 def list_propositions(
     context: ToolContext,
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE, description="at most this many per page")] = 20,
-    cursor: Annotated[
-        str | None, Field(description="nextCursor of the previous page; omit for the first")
-    ] = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
+    cursor: Annotated[str | None, Field(description="nextCursor of the previous page")] = None,
 ) -> PropositionPage:
-    """List the recorded propositions in the order they were recorded, a page at a
-    time, each with content, confidence, source and attribution, plus the total.
+    """List the recorded propositions in recording order, a page at a time, attributed,
+    with the total. A cursor stays exact while new ones are recorded.
 
-    Pass the answer's nextCursor as cursor to read the next page: it continues exactly
-    after the last proposition shown, even when new ones were recorded meanwhile (they
-    come at the end). Next: get_proposition for one proposition's relations."""
+    Next: get_proposition for its relations."""
     return context.propositions.page(limit, cursor)
 
 
@@ -109,23 +77,16 @@ def connect_propositions(
     b: EndArg,
     relation: Annotated[
         Literal["supports", "refutes", "extends", "implies", "contradicts"],
-        Field(
-            description="how a relates to b: a supports / refutes / extends / implies b, "
-            "or a contradicts b"
-        ),
+        Field(description="a supports / refutes / extends / implies / contradicts b"),
     ],
-    reasoning: Annotated[
-        str | None, Field(description="why a relates to b", max_length=MAX_REASONING)
-    ] = None,
+    reasoning: Annotated[str | None, Field(description="why", max_length=MAX_REASONING)] = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> ConnectResult:
-    """Record a typed relation a -[relation]-> b between two propositions, or between a
-    proposition and a lab node (so a proposition can be supported by the lab's
-    Evidence or refute a lab Claim). Both ends must exist and differ; at least one must
-    be a proposition. An identical relation is not recorded twice.
+    """Record a relation a -[relation]-> b between two propositions, or a proposition
+    and a lab node (e.g. lab Evidence supports it). Ends must differ; a duplicate is
+    recorded once.
 
-    Returns the relation with both ends attributed. Next: find_contradictions after a
-    contradicts or refutes relation, find_lineage to trace how claims connect."""
+    Next: find_contradictions after contradicts or refutes, find_lineage."""
     return context.propositions.connect(a, b, relation, reasoning, key=idempotencyKey)
 
 
@@ -133,15 +94,11 @@ def find_lineage(
     context: ToolContext,
     fromConcept: Concept,
     toConcept: Concept,
-    maxHops: Annotated[int, Field(ge=1, le=MAX_HOPS, description="longest path to look for")] = 6,
+    maxHops: Annotated[int, Field(ge=1, le=MAX_HOPS, description="longest path")] = 6,
 ) -> LineageResult:
-    """Trace how two concepts connect: the shortest chain of typed relations between
-    them over recorded proposition relations, propositions' lab sources and the lab's
-    discourse relations (Supports, Opposes, Informs, ...), walked in either direction.
-
-    A concept is a proposition id, a lab node uid, or words: words are matched against
-    propositions and lab nodes, and the answer says which node each concept was taken
-    as and why. Every hop names its relation, direction and attributed ends."""
+    """Trace how two concepts connect: the shortest chain of relations, either way, over
+    propositions, their lab sources and the lab's discourse relations. Words are matched
+    to a node (the answer says which); each hop is attributed."""
     return context.paths.find_lineage(fromConcept, toConcept, maxHops)
 
 
@@ -150,19 +107,15 @@ def find_contradictions(
     claim: Annotated[
         str,
         Field(
-            description="a proposition id, a lab node uid, or the text of a claim",
+            description="proposition id, lab node uid or claim text",
             max_length=MAX_CONTENT,
         ),
     ],
 ) -> ContradictionsResult:
-    """Find what conflicts with a claim: recorded contradicts / refutes relations on
-    it, Opposes relations of the lab's graph on it (or on the lab nodes a proposition
-    rests on), and opposing relations on similar propositions. Each result says why it
-    was reported and through which node.
+    """Find what conflicts with a claim, before relying on it: contradicts, refutes and
+    the lab's Opposes relations on it, its lab nodes or similar propositions, with why.
 
-    Use it before relying on a claim, and after recording a contradicts or refutes
-    relation. Report both sides with their attribution; get_claim_status weighs a
-    lab claim's evidence."""
+    Report both sides. Next: get_claim_status weighs a lab claim."""
     return context.paths.find_contradictions(claim)
 
 

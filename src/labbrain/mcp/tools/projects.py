@@ -31,40 +31,26 @@ from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, IdempotencyKey, T
 
 Project = Annotated[
     str | None,
-    Field(description="project name or slug (list_projects lists them); default: the active one"),
+    Field(description="project name or slug; default: the active one"),
 ]
-Uid = Annotated[
-    str, Field(description="a lab node's uid, e.g. 'CnOU48Obk' (search_nodes finds uids)")
-]
-Dataset = Annotated[
-    str | None, Field(description="the dataset slug, when the uid is in several (see get_schema)")
-]
+Uid = Annotated[str, Field(description="lab node uid (from search_nodes)")]
+Dataset = Annotated[str | None, Field(description="dataset slug, if the uid is in several")]
 
 
 def create_project(
     context: ToolContext,
-    name: Annotated[
-        str, Field(description="the project's name, e.g. 'Membrane tension and actin'")
-    ],
+    name: Annotated[str, Field(description="e.g. 'Membrane tension and actin'")],
     description: Annotated[
         str,
-        Field(
-            description="what the project is about: questions, topics, methods (its key "
-            "terms seed suggest_next_steps)"
-        ),
+        Field(description="questions, topics, methods (they seed suggest_next_steps)"),
     ] = "",
-    activate: Annotated[
-        bool, Field(description="make it the active project (default true)")
-    ] = True,
+    activate: Annotated[bool, Field(description="make it active")] = True,
     idempotencyKey: IdempotencyKey = None,
 ) -> ProjectResult:
-    """Start a research project: a named context (its own graph) that collects the lab
-    nodes you read and the findings you log, and makes it the active project unless
-    activate is false. The project's slug comes from its name; a name whose slug is taken
-    is refused.
+    """Start a research project that collects the lab nodes you read and the findings
+    you log; it becomes active, so get_node records visits in it. A taken slug is refused.
 
-    While a project is active, every get_node records a visit in it. Next:
-    suggest_next_steps for where to start, log_finding to record what you learn."""
+    Next: suggest_next_steps, log_finding."""
     return context.projects.create_project(name, description, activate=activate, key=idempotencyKey)
 
 
@@ -72,33 +58,30 @@ def set_active_project(
     context: ToolContext,
     project: Annotated[
         str | None,
-        Field(description="project name or slug; omit (or null) to deactivate projects"),
+        Field(description="name or slug; omit to deactivate"),
     ] = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> ActiveProjectResult:
-    """Choose the project you are working in: visits of nodes read with get_node and
-    findings logged without a project go there. It stays active across restarts until
-    changed; without a project, visits are not recorded.
+    """Choose the project that get_node visits and findings without a project go to;
+    kept across restarts (none: no visits recorded). Returns it and the previous one.
 
-    Returns the active project's summary and the previous one. Next:
-    get_project_context to pick up where you left off."""
+    Next: get_project_context."""
     return context.projects.set_active_project(project, key=idempotencyKey)
 
 
 def list_projects(context: ToolContext) -> ProjectList:
-    """List every research project with its description, creation time, numbers of
-    findings and visits, and which one is active.
+    """List every research project with its description, creation time, finding and
+    visit counts, and which one is active.
 
-    Use it to choose a project for set_active_project or get_project_context."""
+    Next: set_active_project or get_project_context."""
     return context.projects.list_projects()
 
 
 def get_project_context(context: ToolContext, project: Project = None) -> ProjectContext:
-    """Pick up a project where you left off: its description, counts (findings, visits,
-    distinct nodes visited, sessions), the tags of its findings, and its newest findings
-    and visits, each lab node with creator, date and url.
+    """Pick up a project where you left off: description, counts, finding tags, newest
+    findings and visits (lab nodes attributed).
 
-    Next: suggest_next_steps for concrete actions, list_findings for all findings."""
+    Next: suggest_next_steps or list_findings."""
     return context.projects.get_project_context(project)
 
 
@@ -109,36 +92,27 @@ def record_visit(
     project: Project = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> VisitResult:
-    """Record that you read a lab node in a project, with the time and this session.
-    get_node already records a visit in the active project; use this for nodes you read
-    another way (search results, resources) or for another project.
-
-    Visits drive suggest_next_steps and the temporal reasons of get_related_pages."""
+    """Record that you read a lab node, in a project. get_node does so in the active
+    project already: use this for nodes read otherwise or for another project. Visits
+    feed suggest_next_steps and get_related_pages."""
     return context.projects.record_visit(uid, dataset, project, key=idempotencyKey)
 
 
 def log_finding(
     context: ToolContext,
-    content: Annotated[
-        str, Field(description="what you learned, in a few sentences", max_length=10_000)
-    ],
-    sourceUid: Annotated[str | None, Field(description="uid of the lab node it came from")] = None,
-    sourceUrl: Annotated[
-        str | None, Field(description="http(s) URL of the web page it came from")
-    ] = None,
-    tags: Annotated[
-        list[str] | None, Field(description="short labels to group findings, e.g. ['force']")
-    ] = None,
+    content: Annotated[str, Field(description="a few sentences", max_length=10_000)],
+    sourceUid: Annotated[str | None, Field(description="lab node uid it came from")] = None,
+    sourceUrl: Annotated[str | None, Field(description="http(s) URL it came from")] = None,
+    tags: Annotated[list[str] | None, Field(description="labels, e.g. ['force']")] = None,
     dataset: Dataset = None,
     project: Project = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> FindingResult:
-    """Record a finding (something you learned) in a project, timestamped, linked to the
-    lab node it came from (sourceUid, answered with its creator and url) or to a web page
-    (sourceUrl), with optional tags.
+    """Record a finding (something you learned) in a project, with its source: a lab
+    node (answered with creator and url) or a web page. suggest_next_steps builds on
+    findings.
 
-    Findings are what suggest_next_steps builds on: it turns them into claims to
-    formulate and contradictions to check. Next: list_findings, suggest_next_steps."""
+    Next: list_findings."""
     return context.findings.log_finding(
         content, sourceUid, sourceUrl, tags, dataset, project, key=idempotencyKey
     )
@@ -147,44 +121,34 @@ def log_finding(
 def list_findings(
     context: ToolContext,
     project: Project = None,
-    query: Annotated[
-        str | None, Field(description="words to rank findings by (BM25); default: newest")
-    ] = None,
-    tag: Annotated[str | None, Field(description="only findings with this tag")] = None,
-    limit: Annotated[int, Field(ge=1, le=100, description="at most this many")] = 20,
-    offset: Annotated[int, Field(ge=0, description="skip this many (see nextOffset)")] = 0,
+    query: Annotated[str | None, Field(description="words to rank by (BM25)")] = None,
+    tag: Annotated[str | None, Field(description="only this tag")] = None,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+    offset: Annotated[int, Field(ge=0, description="from nextOffset")] = 0,
 ) -> FindingList:
-    """List a project's findings, newest first (or best match first for a query),
-    optionally only one tag, a page at a time: nextOffset gives the next page.
-
-    Each finding has its id (for delete_finding), text, tags, time, and its source node
-    (with creator and url) or URL."""
+    """List a project's findings, newest first (best match first for a query), a page
+    at a time. Each has its id (for delete_finding), text, tags, time and source (an
+    attributed lab node or a URL)."""
     return context.findings.list_findings(project, query=query, tag=tag, limit=limit, offset=offset)
 
 
 def delete_finding(
     context: ToolContext,
-    findingId: Annotated[str, Field(description="the finding's id, from list_findings")],
-    project: Annotated[
-        str | None, Field(description="the project holding it; default: any project")
-    ] = None,
+    findingId: Annotated[str, Field(description="from list_findings")],
+    project: Annotated[str | None, Field(description="project holding it; default: any")] = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> DeletedFinding:
-    """Delete one finding for good (a wrong or duplicate one); answers with what was
-    deleted, so it can be logged again if needed.
-
-    An unknown id is an error: list_findings lists the ids."""
+    """Delete one finding for good (a wrong or duplicate one). Answers with what was
+    deleted, so it can be logged again; an unknown id is an error (list_findings lists
+    ids)."""
     return context.findings.delete_finding(findingId, project, key=idempotencyKey)
 
 
 def suggest_next_steps(context: ToolContext, project: Project = None) -> NextSteps:
-    """Suggest what to do next in a project, as concrete tool calls with the reason for
-    each, from the stage the project is at: coldStart (searches for the key terms of its
-    description), exploration (visited nodes to reread and synthesise with log_finding),
-    convergence (claims to formulate with add_proposition, open questions, contradictions
-    to weigh with get_claim_status).
+    """Suggest what to do next in a project, as concrete tool calls with reasons fitted
+    to its stage.
 
-    Make the suggested calls (fill in placeholders such as <...> yourself)."""
+    Make the suggested calls, filling in <...> placeholders yourself."""
     return suggest.suggest_next_steps(context.projects, project)
 
 
@@ -193,16 +157,21 @@ def get_related_pages(
     uid: Uid,
     project: Project = None,
     dataset: Dataset = None,
-    limit: Annotated[int, Field(ge=1, le=100, description="at most this many nodes")] = 20,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
 ) -> RelatedPages:
-    """Find lab nodes related to a node, each with every reason it is related:
-    structural (linked to the same source, question, claim or other node), temporal
-    (visited in the same session as this node, in the project) and semantic (similar
-    text). Each node comes with creator, date and url; most reasons first.
+    """Find lab nodes related to a node, most reasons first, each attributed, with its
+    reasons: structural (linked to the same node), temporal (read in the same session),
+    semantic (similar text).
 
-    Use it to widen a reading list; get_node reads any of them."""
+    Next: get_node."""
     return context.related.find(uid, project, dataset, limit)
 
+
+#: The small way to keep notes: the default toolset ``notes``.
+NOTES = (
+    ToolSpec(log_finding, "Log finding", WRITE),
+    ToolSpec(list_findings, "List findings", READ_ONLY),
+)
 
 TOOLS = (
     ToolSpec(create_project, "Create project", WRITE),
@@ -210,8 +179,7 @@ TOOLS = (
     ToolSpec(list_projects, "List projects", READ_ONLY),
     ToolSpec(get_project_context, "Get project context", READ_ONLY),
     ToolSpec(record_visit, "Record visit", WRITE),
-    ToolSpec(log_finding, "Log finding", WRITE),
-    ToolSpec(list_findings, "List findings", READ_ONLY),
+    *NOTES,
     ToolSpec(delete_finding, "Delete finding", DESTRUCTIVE),
     ToolSpec(suggest_next_steps, "Suggest next steps", READ_ONLY),
     ToolSpec(get_related_pages, "Get related pages", READ_ONLY),

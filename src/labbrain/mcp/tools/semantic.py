@@ -17,14 +17,11 @@ from labbrain.tasks.ledger import TaskState
 async def embed_nodes(
     context: ToolContext, ctx: Context, waitSeconds: WaitSeconds = 0
 ) -> TaskState:
-    """Compute the embeddings that semantic and hybrid search_nodes use, as a background
-    task: only nodes that are new or changed since the last run are embedded (about 20-60
-    nodes a second on a small CPU, so a big graph takes minutes).
+    """Compute the embeddings of semantic search_nodes as a background task, for new or
+    changed nodes only (minutes for a big graph). Without the semantic extra it fails
+    saying what to install.
 
-    Answers at once with the task; poll get_task(task_id): results.embedded of
-    results.toEmbed shows progress, and when completed search_nodes uses hybrid search by
-    default. Fails with a message saying what to install when the semantic extra or the
-    embedding model is missing. Cancelling keeps the vectors computed so far."""
+    Next: poll get_task; once completed, search_nodes is hybrid by default."""
     task = context.runner.create("embed")
     context.runner.start(task.task_id, background=True)
     return await waited(context, task.task_id, waitSeconds, ctx)

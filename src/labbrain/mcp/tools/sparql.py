@@ -20,18 +20,17 @@ def sparql_query(
     query: Annotated[
         str,
         Field(
-            description="SPARQL 1.1 SELECT, ASK, CONSTRUCT or DESCRIBE; prefixes dg:, dgb:,"
-            " lb:, dct:, sioc:, rdfs:, owl:, prov:, xsd: are predeclared"
+            description="SPARQL 1.1 SELECT, ASK, CONSTRUCT or DESCRIBE; predeclared "
+            "prefixes: dg: dgb: lb: dct: sioc: rdfs: owl: prov: xsd:"
         ),
     ],
-    limit: Annotated[int, Field(ge=1, le=1000, description="at most this many rows")] = 100,
+    limit: Annotated[int, Field(ge=1, le=1000, description="max rows")] = 100,
 ) -> SparqlResult:
-    """Run a read-only SPARQL query over every graph (the default graph is their union).
-    Nodes are Roam page URLs; dg:supports / dg:opposes / lb:informs link them;
-    dct:title, dct:creator, dct:created and sioc:content describe them.
+    """Run a read-only SPARQL query over the union of all graphs: nodes are Roam page
+    URLs, linked by dg:supports / dg:opposes / lb:informs, with dct:title, dct:creator,
+    dct:created, sioc:content. Rows, size and time are capped; SERVICE is refused.
 
-    Rows and characters are capped and the query is time-limited; SERVICE and updates
-    are refused. Prefer the other tools; use this for questions they cannot answer."""
+    Use it only when the other tools cannot answer."""
     return run_query(
         context.brain.store,
         query,

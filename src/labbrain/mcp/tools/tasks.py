@@ -25,15 +25,10 @@ from labbrain.tasks.runner import TaskRunner
 
 POLL_SECONDS = 0.1
 
-TaskId = Annotated[str, Field(description="the task id load_dataset or list_tasks gave")]
+TaskId = Annotated[str, Field(description="task_id from load_dataset or list_tasks")]
 WaitSeconds = Annotated[
     float,
-    Field(
-        ge=0,
-        description="wait up to this many seconds for the task to finish before answering "
-        "(progress notifications are sent meanwhile if you sent a progress token); 0: answer "
-        "at once",
-    ),
+    Field(ge=0, description="seconds to wait for it to end, with progress"),
 ]
 
 
@@ -116,29 +111,26 @@ async def load_dataset(
     path: Annotated[
         str,
         Field(
-            description="the export (.jsonld) or RDF file (.ttl, .trig, .nt, .nq) to load, "
-            "inside a directory the user allowed (relative paths start there)"
+            description="export (.jsonld) or RDF (.ttl, .trig, .nt, .nq) file, relative to "
+            "an allowed directory"
         ),
     ],
     ctx: Context,
     graph: Annotated[
         str | None,
-        Field(description="dataset slug to load into (default: from the export's @id)"),
+        Field(description="dataset slug (default: from the export's @id)"),
     ] = None,
     format: Annotated[
         Literal["jsonld", "turtle", "trig", "ntriples", "nquads"] | None,
-        Field(description="input format (default: from the file suffix)"),
+        Field(description="default: from the file suffix"),
     ] = None,
     waitSeconds: WaitSeconds = 0,
 ) -> TaskState:
-    """Load a lab's discourse-graph export (or an RDF file) into the store as a background
-    task, replacing the dataset atomically if it was loaded before.
+    """Load a discourse-graph export (or RDF file) as a background task, replacing that
+    dataset atomically. Poll get_task until completed (counts, warnings) or error (store
+    unchanged).
 
-    Answers at once with the task (task_id, status, current_step, progress); big exports
-    take tens of seconds. Poll with get_task(task_id) until status is completed (results
-    then hold the counts and warnings) or error (errors say which step failed; the store
-    is unchanged). Only files inside the directories the user allowed can be read.
-    Next: get_schema or search_nodes on the new dataset."""
+    Next: get_schema or search_nodes."""
     source = allowed_file(path, context.brain.settings.load_dirs)
     params = ingest_params(str(source), graph=graph, fmt=format)
     params["label"] = path
@@ -150,13 +142,10 @@ async def load_dataset(
 async def get_task(
     context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
 ) -> TaskState:
-    """Read a task's state: status (pending, in_progress, completed, error, cancelled,
-    interrupted), current_step, last_completed_step, progress (steps done / total), the
-    history of its steps with times, results and errors.
+    """Read a task's state: status, steps, progress, history, results and errors. Poll
+    it after load_dataset or embed_nodes.
 
-    Poll it after load_dataset; pass waitSeconds to wait for completion (progress
-    notifications are sent while waiting). An interrupted task (its process stopped) can
-    be continued with resume_task."""
+    Next: resume_task for an interrupted task."""
     return await waited(context, taskId, waitSeconds, ctx)
 
 
@@ -164,15 +153,14 @@ def list_tasks(
     context: ToolContext,
     status: Annotated[
         Literal["pending", "in_progress", "completed", "error", "cancelled", "interrupted"] | None,
-        Field(description="only tasks with this status"),
+        Field(description="only this status"),
     ] = None,
-    limit: Annotated[int, Field(ge=1, le=200, description="at most this many")] = 20,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
 ) -> TaskList:
-    """List tasks (loads, reindexing, embedding), newest first, with status, step,
-    progress, the file an ingest task loads and the last error of a failed one.
+    """List tasks (loads, reindexing, embedding), newest first, with status, progress,
+    file and last error. Use it to find a task id or interrupted work.
 
-    Use to find a task id, or to see whether work was interrupted. Next: get_task(task_id)
-    for one task's full history and results."""
+    Next: get_task."""
     states = context.runner.list_tasks(status)
     note = None
     if len(states) > limit:
@@ -188,12 +176,10 @@ def list_tasks(
 async def cancel_task(
     context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 5
 ) -> TaskState:
-    """Cancel a pending, running or interrupted task. A running load stops at its next
-    step and is rolled back: the store stays exactly as it was before the load.
+    """Cancel an unfinished task; a running load stops at its next step and is rolled
+    back, leaving the store as before.
 
-    Answers with the task's state after waiting up to waitSeconds for the cancellation to
-    take effect (status cancelled); if it still shows in_progress, poll get_task. A
-    finished task cannot be cancelled."""
+    Next: get_task if still in_progress."""
     await anyio.to_thread.run_sync(context.runner.cancel, taskId)
     return await waited(context, taskId, waitSeconds, ctx)
 
@@ -201,11 +187,10 @@ async def cancel_task(
 async def resume_task(
     context: ToolContext, taskId: TaskId, ctx: Context, waitSeconds: WaitSeconds = 0
 ) -> TaskState:
-    """Continue an interrupted task (its process stopped, e.g. a crash or restart) from its
-    last checkpoint, in the background. An interrupted load restarts its atomic write and
-    never writes twice.
+    """Continue an interrupted task (its process stopped) from its last checkpoint, in
+    the background; a load restarts its atomic write and never writes twice.
 
-    Answers with the task's state; poll it with get_task."""
+    Next: poll get_task."""
     context.runner.resume(taskId, background=True)
     return await waited(context, taskId, waitSeconds, ctx)
 

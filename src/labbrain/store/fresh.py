@@ -3,7 +3,7 @@
 A read-only view of an embedded store (``Store.read_only``) is a snapshot: it never sees a
 write committed after it was opened. :class:`Snapshot` keeps one view and reopens it when the
 store's files have changed since (:func:`store_stamp`: any write, by any process), at the cost
-of a directory listing per read. The query workers (http_pool) read through one each;
+of a directory listing per read. The endpoint's query workers read through one each;
 :class:`FreshStore` gives the server's own process the same, behind the store interface, so
 that a read-only ``labbrain serve`` holds no lock (``labbrain load`` runs beside it) and
 everything it answers itself (the graphs FROM may name, the graph store, the service
