@@ -208,7 +208,7 @@ def test_busy_store_cannot_take_a_new_data_path(tmp_path: Path) -> None:
             timeout=120,
         )
         assert result.returncode == 3
-        assert "serving a read-only snapshot" in result.stderr
+        assert "serving it read-only, as it is after each of its writes" in result.stderr
         assert "is not loaded yet and another labbrain process holds the store" in result.stderr
         assert [d["nodes"] for d in writer.datasets()] == [150]
 
@@ -222,7 +222,9 @@ def test_agent_memory_and_tasks_survive_a_server_restart(tmp_path: Path) -> None
     exports.mkdir()
     (exports / "sample.jsonld").write_bytes(SAMPLE.read_bytes())
     env = {"LABBRAIN_LOAD_DIRS": json.dumps([str(exports)])}
-    params = StdioServerParameters(command=LABBRAIN, args=["--store", str(store), "mcp"], env=env)
+    params = StdioServerParameters(
+        command=LABBRAIN, args=["--store", str(store), "mcp", "--toolsets", "all"], env=env
+    )
     finding = {
         "content": "Tension raises filament number.",
         "sourceUid": "D6SNboBqO",

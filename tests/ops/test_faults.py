@@ -706,9 +706,11 @@ def test_a_second_writer_is_refused_and_the_live_server_keeps_writing(
                 second_writer("reindex"),
                 second_writer("drop", "akamatsulab-sample"),
             ]
-            # a second MCP server comes up read-only and refuses writes
+            # a second MCP server comes up read-only: it offers no tool that writes
             async with Client(server, read_timeout_seconds=120) as second:
+                offered = {tool.name for tool in (await second.list_tools()).tools}
                 denied = await second.call_tool("log_finding", finding(9))
+                assert "log_finding" not in offered and "list_findings" in offered
             calls += [await first.call_tool("log_finding", finding(n)) for n in range(2, 4)]
             listed = await first.call_tool("list_findings", {})
             return calls, refused, holder, denied, listed
@@ -724,7 +726,7 @@ def test_a_second_writer_is_refused_and_the_live_server_keeps_writing(
             f"error: store {store} is locked by another labbrain process (held by pid "
             f"{holder}); stop that process or use a read-only command"
         )
-    assert denied.is_error and "read-only" in denied.content[0].text
+    assert denied.is_error and "Unknown tool: log_finding" in denied.content[0].text
     assert listed.structured_content["total"] == 4
     with LabBrain(settings_for(store), read_only=True) as brain:
         shapes = _finding_shapes(brain)
