@@ -4,6 +4,11 @@ The index is rebuildable at any time from the store (``labbrain reindex``). Each
 is indexed together with the *load id* its load record carries in the system graph; when the
 two differ (a new load, a rollback, a deleted or corrupt index file), :meth:`TextIndex.sync`
 re-indexes that graph. Deleting the index file loses nothing.
+
+Beside the searchable node rows the file holds one read model of the same graphs, written in
+the same transaction as a graph's nodes and removed with them: ``contributions``, per (graph,
+creator, node type) the number of nodes and the first and last ``created``, so that
+everyone's contributions is a sum over a few hundred rows instead of a pass over the nodes.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from labbrain.index.titles import clean_title
 from labbrain.store import templates
 from labbrain.store.base import QuadStore
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -51,6 +56,15 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
     clean_title, content, content='nodes', content_rowid='id',
     tokenize='porter unicode61 remove_diacritics 2'
 );
+CREATE TABLE IF NOT EXISTS contributions (
+    graph TEXT NOT NULL,
+    creator TEXT NOT NULL,
+    node_type TEXT NOT NULL,
+    nodes INTEGER NOT NULL,
+    first_created TEXT,
+    last_created TEXT,
+    PRIMARY KEY (graph, creator, node_type)
+) WITHOUT ROWID;
 """
 
 
@@ -313,6 +327,12 @@ class TextIndex:
                 (graph,),
             )
             self._db.execute(
+                "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
+                " min(created), max(created) FROM nodes WHERE graph = ? AND creator IS NOT NULL"
+                " GROUP BY creator, node_type",
+                (graph,),
+            )
+            self._db.execute(
                 "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)", (graph, load_id)
             )
         return len(rows)
@@ -324,6 +344,7 @@ class TextIndex:
             (graph,),
         )
         self._db.execute("DELETE FROM nodes WHERE graph = ?", (graph,))
+        self._db.execute("DELETE FROM contributions WHERE graph = ?", (graph,))
 
     # ------------------------------------------------------------------ searching
     def _before_read(self) -> None:
@@ -364,15 +385,17 @@ class TextIndex:
         return found
 
     def contributions(self, creator: str | None = None) -> list[tuple[str, str, int, str, str]]:
-        """(creator, node type, nodes, first created, last created), by creator and type."""
+        """(creator, node type, nodes, first created, last created), by creator and type, over
+        every indexed graph: a sum over the per-graph counts kept with the nodes (a few rows
+        per creator), not a pass over the nodes."""
         self._before_read()
         sql = (
-            "SELECT creator, node_type, count(*), min(created), max(created) FROM nodes"
-            " WHERE creator IS NOT NULL"
+            "SELECT creator, node_type, sum(nodes), min(first_created), max(last_created)"
+            " FROM contributions"
         )
         args: list[Any] = []
         if creator is not None:
-            sql += " AND creator = ?"
+            sql += " WHERE creator = ?"
             args.append(creator)
         sql += " GROUP BY creator, node_type ORDER BY creator, node_type"
         return [tuple(row) for row in self._db.execute(sql, args)]
