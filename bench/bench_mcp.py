@@ -14,10 +14,15 @@ For each size N this script generates (or reuses) ``bench/out/dg-N.jsonld`` with
     start-up only checks the file's digest and opens the store.
 
 Both servers are driven by the same client, the ``mcp`` SDK's stdio client, with the same
-sequence of tool calls whose arguments are drawn deterministically from the export. The
-script measures the time from spawning the server until the first ``search_nodes`` answer,
-the p50 and p95 latency of each tool, and the server process's peak RSS. Results go to
-``bench/results/mcp.md`` and ``bench/results/mcp.json``; see ``bench/README.md``.
+sequence of tool calls whose arguments are drawn deterministically from the export. Some
+tools are called in two ways (:data:`CASES`): search for rare title words and for the
+export's most frequent words, the contributions of one creator and of everyone, a random
+node and a hub. A third server, the *floor*, is a trivial tool on the same ``mcp`` SDK as
+labbrain's (:data:`FLOOR_SERVER`, written to a temporary directory at run time), driven by
+the same client in the same run. The script measures the time from spawning each server
+until its first answer, the p50 and p95 latency of each case, and the server process's peak
+RSS. Results go to ``bench/results/mcp.md``, ``bench/results/mcp.json`` and the chart
+``bench/results/mcp-scaling.png``; see ``bench/README.md``.
 
 Usage::
 
@@ -27,6 +32,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import itertools
 import json
 import math
 import os
@@ -79,22 +87,82 @@ IMAGE_HOST = "firebasestorage.googleapis.com"
 """Where the exports' images live; the reference's ``get_node`` downloads from it."""
 
 SERVERS: tuple[str, ...] = ("reference", "labbrain")
-"""The two servers, in the order of the first size; later sizes alternate the order."""
+"""The two servers compared."""
 
-TOOLS: tuple[str, ...] = (
-    "search_nodes",
-    "get_node",
-    "get_linked_nodes",
-    "get_node_neighborhood",
-    "get_researcher_contributions",
-    "get_relationships",
-    "get_schema",
+RUN_ORDER: tuple[str, ...] = ("reference", "floor", "labbrain")
+"""The order of the servers at the first size; later sizes alternate it (reversed)."""
+
+CASES: tuple[tuple[str, str, str], ...] = (
+    ("search_nodes", "search_nodes", "rare title words"),
+    ("search_nodes.frequent", "search_nodes", "frequent lab words"),
+    ("get_node", "get_node", "random node"),
+    ("get_linked_nodes", "get_linked_nodes", "random node"),
+    ("get_linked_nodes.hub", "get_linked_nodes", "hub claim, both directions"),
+    ("get_node_neighborhood", "get_node_neighborhood", "depth 2, random node"),
+    ("get_node_neighborhood.hub", "get_node_neighborhood", "depth 2, hub node"),
+    ("get_researcher_contributions", "get_researcher_contributions", "one creator"),
+    ("get_researcher_contributions.all", "get_researcher_contributions", "everyone (no arguments)"),
+    ("get_relationships", "get_relationships", "Supports"),
+    ("get_schema", "get_schema", ""),
 )
-"""The tools timed on both servers, in the order of each round of calls."""
+"""What is timed, in the order of each round of calls: (key, tool, kind of call).
+
+A tool called in two ways (rare and frequent search words, one creator and everyone, a random
+node and a hub) has one key per way, and each is reported on its own row."""
+
+CASE_TOOL = {key: tool for key, tool, _ in CASES}
+CASE_LABEL = {key: label for key, _, label in CASES}
+
+FLOOR_TOOL = "floor"
+"""The floor server's one tool: it returns a constant small object."""
+
+FLOOR_SERVER = '''"""A trivial MCP server over stdio: one tool returning a constant small object.
+
+Written by bench_mcp.py at run time; it measures what the MCP SDK, the stdio pipes and the
+client cost on their own (the floor under every tool call).
+"""
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel
+
+
+class Floor(BaseModel):
+    """The constant answer."""
+
+    ok: bool
+    name: str
+
+
+server = MCPServer("bench-floor")
+
+
+@server.tool()
+def floor() -> Floor:
+    """Return a constant small object."""
+    return Floor(ok=True, name="floor")
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+'''
+"""Source of the floor server; the same ``mcp`` SDK as labbrain's server, structured output."""
+
+FLOOR_MARGIN_S = 0.001
+"""labbrain's ``get_node`` p50 is compared with the floor's p50 plus this."""
+
+FREQUENT_WORDS = 10
+"""Frequent-word queries use the export's this many most frequent words and word pairs."""
 
 TARGET_N = 100_000
 TARGET_SPEEDUP = 10.0
 """search_nodes and get_node_neighborhood p50 must be this many times faster at TARGET_N."""
+TARGET_CASES: tuple[str, ...] = (
+    "search_nodes",
+    "search_nodes.frequent",
+    "get_node_neighborhood",
+    "get_node_neighborhood.hub",
+)
+"""The cases the speed-up target applies to, each on its own."""
 TARGET_START_S = 2.0
 """labbrain's start-to-first-answer (store already loaded) must stay below this at TARGET_N."""
 
@@ -140,18 +208,41 @@ def source_revision() -> Record:
     """The git commit of labbrain's tree and whether the files it runs from have changed.
 
     labbrain runs from the working tree, so uncommitted changes to ``src/``, ``queries/``
-    (its SPARQL) or ``ontology/`` change what is measured; ``modified`` says whether any exist.
+    (its SPARQL) or ``ontology/`` change what is measured; ``modified`` says whether any exist
+    and ``changes`` is a digest of them (the diff against the commit and the untracked files'
+    contents), so that an edit made during the run is noticed even when the tree already had
+    local changes.
     """
     root = BENCH_DIR.parent
     commit = _git_head(root)
+    paths = ["--", "src", "queries", "ontology"]
     done = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain", "--", "src", "queries", "ontology"],
+        ["git", "-C", str(root), "status", "--porcelain", *paths],
         capture_output=True,
         text=True,
         check=False,
     )
     modified = bool(done.stdout.strip()) if done.returncode == 0 else None
-    return {"commit": commit, "modified": modified}
+    changes = None
+    if modified:
+        digest = hashlib.sha256()
+        diff = subprocess.run(
+            ["git", "-C", str(root), "diff", "HEAD", "--binary", *paths],
+            capture_output=True,
+            check=False,
+        )
+        digest.update(diff.stdout)
+        untracked = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "-z", *paths],
+            capture_output=True,
+            check=False,
+        )
+        for name in sorted(n for n in untracked.stdout.decode().split("\0") if n):
+            digest.update(name.encode())
+            with contextlib.suppress(OSError):
+                digest.update((root / name).read_bytes())
+        changes = digest.hexdigest()[:12]
+    return {"commit": commit, "modified": modified, "changes": changes}
 
 
 def _git_head(directory: Path) -> str | None:
@@ -235,13 +326,98 @@ def _search_words(title: str) -> list[str]:
     return words
 
 
+_FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.I)
+_LOWER_WORD = re.compile(r"[a-z]+")
+_WIKILINK = re.compile(r"\[\[((?:\[\[[^\[\]]*\]\]|[^\[\]])*)\]\]")
+"""A ``[[...]]`` link whose text may hold ``[[...]]`` links itself (``[[[[CLM]] - ...]]``)."""
+
+
+def _text_words(node: Record) -> list[str]:
+    """The words of a node's title and content as a reader sees them, lower-case, in order.
+
+    The content's front matter (the title, url, author and date fields every node has) and
+    URLs are left out; words are runs of ASCII letters, 4+ long, no stopwords.
+    """
+    body = _URL.sub(" ", _FRONTMATTER.sub("", str(node.get("content", ""))))
+    return [
+        w
+        for w in _LOWER_WORD.findall(f"{node['title']}\n{body}".lower())
+        if len(w) >= 4 and w not in STOPWORDS
+    ]
+
+
+def frequent_terms(nodes: list[Record], top: int) -> Record:
+    """The export's ``top`` most frequent words and adjacent word pairs, by document frequency.
+
+    Document frequency is the share of nodes whose title or content holds the word (or the two
+    words next to each other once shorter words and stopwords are skipped, such as
+    ``membrane tension``). These are the lab's common words; a search for them matches a
+    large part of the graph.
+    """
+    words: dict[str, int] = {}
+    pairs: dict[str, int] = {}
+    for node in nodes:
+        seq = _text_words(node)
+        for w in set(seq):
+            words[w] = words.get(w, 0) + 1
+        for pair in {f"{a} {b}" for a, b in itertools.pairwise(seq)}:
+            pairs[pair] = pairs.get(pair, 0) + 1
+
+    def best(counts: dict[str, int]) -> list[Record]:
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:top]
+        return [{"terms": t, "nodes": c, "share": c / len(nodes)} for t, c in ranked]
+
+    return {"words": best(words), "pairs": best(pairs)}
+
+
+def link_degrees(
+    nodes: list[Record], uids: list[str], graph: list[Any], wikilinks: bool
+) -> dict[str, int]:
+    """Per node uid, the number of other nodes it links to or is linked from.
+
+    Links are the typed relations (``relationInstance``) and the exporter's
+    ``textRefersToNode`` lists, which both servers follow, and with ``wikilinks`` also the
+    ``[[title]]`` wikilinks of the content that name a node, which only labbrain follows; in
+    either direction.
+    """
+    known = set(uids)
+    by_title = {str(e["title"]): uid for uid, e in zip(uids, nodes, strict=True)}
+    linked: dict[str, set[str]] = {uid: set() for uid in uids}
+
+    def link(a: str, b: str) -> None:
+        if a != b and a in known and b in known:
+            linked[a].add(b)
+            linked[b].add(a)
+
+    for entry in graph:
+        if isinstance(entry, dict) and entry.get("@type") == "relationInstance":
+            source = str(entry.get("source", "")).partition(":")[2]
+            target = str(entry.get("destination", "")).partition(":")[2]
+            link(source, target)
+    for uid, node in zip(uids, nodes, strict=True):
+        refs = node.get("textRefersToNode") or []
+        for ref in refs if isinstance(refs, list) else [refs]:
+            link(uid, str(ref.get("@id", "") if isinstance(ref, dict) else ref).partition(":")[2])
+        if wikilinks:
+            for title in _WIKILINK.findall(str(node.get("content", ""))):
+                if title in by_title:
+                    link(uid, by_title[title])
+    return {uid: len(others) for uid, others in linked.items()}
+
+
 def derive_arguments(path: Path, calls: int, seed: int) -> Record:
-    """The argument sequences of every tool (``calls`` each), drawn from the export's nodes.
+    """The argument sequences of every case of :data:`CASES` (``calls`` each), from the export.
 
     Nodes are the page entries both servers treat as discourse nodes (a ``title``, an
     ``@id`` of ``pages:UID``, and not one of the exporter's special types). Uids and creators
-    are drawn with one seeded ``random.Random`` stream; search queries are two adjacent plain
-    words of a random node's title, so every query matches at least that node.
+    are drawn with one seeded ``random.Random`` stream; rare-word search queries are two
+    adjacent plain words of a random node's title, so every query matches at least that node.
+    Frequent-word queries are one of the export's most frequent words or word pairs (see
+    :func:`frequent_terms`), drawn with a second stream so that the other cases keep their
+    arguments. The hub is the node with the most links that both servers follow (typed
+    relations and ``textRefersToNode``; see :func:`link_degrees`), ties broken by the links
+    labbrain follows; the hub claim is the Claim with the most.
     """
     graph = json.loads(path.read_bytes())["@graph"]
     special = {"nodeSchema", "relationDef", "relationInstance"}
@@ -253,7 +429,6 @@ def derive_arguments(path: Path, calls: int, seed: int) -> Record:
         and str(e.get("@id", "")).startswith("pages:")
         and e.get("@type") not in special
     ]
-    del graph
     if not nodes:
         raise RuntimeError(f"{path} has no page nodes")
     rng = random.Random(f"bench-mcp-{seed}")
@@ -267,12 +442,30 @@ def derive_arguments(path: Path, calls: int, seed: int) -> Record:
     titled = [w for w in (_search_words(str(e["title"])) for e in nodes) if len(w) >= 2]
     if not titled or not creators:
         raise RuntimeError(f"{path} has no titles to search for or no creators")
+    degrees = link_degrees(nodes, uids, graph, wikilinks=False)
+    all_degrees = link_degrees(nodes, uids, graph, wikilinks=True)
+    del graph
+    frequent = frequent_terms(nodes, FREQUENT_WORDS)
+    if not frequent["words"]:
+        raise RuntimeError(f"{path} has no words to search for")
 
     def query() -> str:
         words = rng.choice(titled)
         start = rng.randrange(len(words) - 1)
         return f"{words[start]} {words[start + 1]}"
 
+    def hub(kind: str | None) -> Record:
+        candidates = [
+            (degrees[uid], all_degrees[uid], uid, e)
+            for uid, e in zip(uids, nodes, strict=True)
+            if kind is None or str(e.get("@type", "")).endswith(f"_{kind}-node")
+        ]
+        degree, all_links, uid, e = max(candidates, key=lambda c: (c[0], c[1], c[2]))
+        return {"uid": uid, "title": str(e["title"]), "links": degree, "all_links": all_links}
+
+    hub_node, hub_claim = hub(None), hub("CLM")
+    frequent_rng = random.Random(f"bench-mcp-{seed}-frequent")
+    terms = [frequent["words"], frequent["pairs"] or frequent["words"]]
     plan: dict[str, list[dict[str, Any]]] = {
         "search_nodes": [{"query": query(), "limit": 10} for _ in range(calls)],
         "get_node": [{"uid": rng.choice(uids)} for _ in range(calls)],
@@ -281,12 +474,27 @@ def derive_arguments(path: Path, calls: int, seed: int) -> Record:
         "get_researcher_contributions": [{"creator": rng.choice(creators)} for _ in range(calls)],
         "get_relationships": [{"relationshipType": "Supports"} for _ in range(calls)],
         "get_schema": [{} for _ in range(calls)],
+        "search_nodes.frequent": [
+            {"query": frequent_rng.choice(terms[i % 2])["terms"], "limit": 10} for i in range(calls)
+        ],
+        "get_linked_nodes.hub": [
+            {"uid": hub_claim["uid"], "direction": "both"} for _ in range(calls)
+        ],
+        "get_node_neighborhood.hub": [{"uid": hub_node["uid"], "depth": 2} for _ in range(calls)],
+        "get_researcher_contributions.all": [{} for _ in range(calls)],
     }
+    degree_values = sorted(degrees.values())
+    all_values = sorted(all_degrees.values())
     return {
-        "plan": plan,
+        "plan": {key: plan[key] for key, _, _ in CASES},
         "nodes": len(nodes),
         "creators": len(set(creators)),
         "get_node_with_images": sum(a["uid"] in with_images for a in plan["get_node"]),
+        "frequent_terms": frequent,
+        "hub_node": hub_node,
+        "hub_claim": hub_claim,
+        "median_links": statistics.median(degree_values),
+        "median_all_links": statistics.median(all_values),
     }
 
 
@@ -359,8 +567,13 @@ def _items(tool: str, text: str) -> tuple[int | None, int | None]:
         total = data.get("listed", data.get("totalNodes"))
         return total, total
     if tool == "get_researcher_contributions":
-        shown = size("contributions") if "contributions" in data else size("nodes")
-        return shown, data.get("total", data.get("totalNodes", data.get("count")))
+        if "researchers" in data:  # the reference, without a creator
+            return size("researchers"), size("researchers")
+        if "contributions" in data:  # the reference, one creator
+            return size("contributions"), data.get("count")
+        if data.get("nodes"):  # labbrain, one creator
+            return size("nodes"), data.get("total")
+        return size("creators"), size("creators")  # labbrain, everyone (no nodes listed)
     if tool == "get_node":
         return size("linkedNodes"), None
     if tool == "get_schema":
@@ -369,24 +582,51 @@ def _items(tool: str, text: str) -> tuple[int | None, int | None]:
     return count, data.get("total", count)
 
 
+def _cut(text: str) -> str | None:
+    """What a labbrain answer says about being cut short, or None for a whole answer.
+
+    labbrain's output cap and its list limits mark an answer they shortened with
+    ``truncated`` (``true`` beside a ``note``, or an object ``{cutTo, of, kept, hint}``);
+    the reference never shortens an answer.
+    """
+    if '"truncated"' not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    marker = data.get("truncated") if isinstance(data, dict) else None
+    if not marker:
+        return None
+    if isinstance(marker, dict):
+        return json.dumps(marker, ensure_ascii=False)[:300]
+    return str(data.get("note") or "truncated")[:300]
+
+
 async def call_tools(
-    client: Client, plan: dict[str, list[dict[str, Any]]], call_timeout: float
+    client: Client,
+    plan: dict[str, list[dict[str, Any]]],
+    cases: dict[str, str],
+    call_timeout: float,
 ) -> Record:
-    """Call every tool of ``TOOLS`` the server offers, round-robin, with the plan's arguments.
+    """Call every case of ``cases`` ({key: tool}) whose tool the server offers, round-robin,
+    with the plan's arguments: call i of every case, then call i + 1.
 
     Each call is timed around ``client.call_tool``, which includes the client's validation of
     structured results against the tool's output schema.
     """
     offered = {tool.name for tool in (await client.list_tools()).tools}
-    tools = [t for t in TOOLS if t in offered]
-    calls: dict[str, list[Record]] = {t: [] for t in tools}
-    for index in range(len(plan["search_nodes"])):
-        for tool in tools:
+    keys = [k for k, tool in cases.items() if tool in offered]
+    calls: dict[str, list[Record]] = {k: [] for k in keys}
+    rounds = max((len(plan[k]) for k in keys), default=0)
+    for index in range(rounds):
+        for key in keys:
+            tool = cases[key]
             call: Record = {"index": index}
             begin = time.perf_counter()
             try:
                 result = await client.call_tool(
-                    tool, plan[tool][index], read_timeout_seconds=call_timeout
+                    tool, plan[key][index], read_timeout_seconds=call_timeout
                 )
             except Exception as error:
                 call["seconds"] = time.perf_counter() - begin
@@ -396,27 +636,31 @@ async def call_tools(
                 text = _text(result)
                 call["bytes"] = len(text.encode("utf-8"))
                 call["items"], call["matched"] = _items(tool, text)
+                cut = _cut(text)
+                if cut is not None:
+                    call["cut"] = cut
                 if result.is_error:
                     call["error"] = text[:300]
-            calls[tool].append(call)
+            calls[key].append(call)
     return {
         "tools_offered": sorted(offered),
-        "tools_missing": [t for t in TOOLS if t not in offered],
+        "tools_missing": sorted({t for t in cases.values() if t not in offered}),
         "calls": calls,
     }
 
 
 async def run_session(
     server: Record,
-    first_args: dict[str, Any],
+    first: tuple[str, dict[str, Any]],
     plan: dict[str, list[dict[str, Any]]] | None,
+    cases: dict[str, str],
     mode: str,
     start_timeout: float,
     call_timeout: float,
     errlog: TextIO,
 ) -> Record:
-    """Start ``server``, time its first answer (``search_nodes`` with ``first_args``), then,
-    given a plan, time the tools with :func:`call_tools`; return what was measured.
+    """Start ``server``, time its first answer (``first``: a tool and its arguments), then,
+    given a plan, time the ``cases`` with :func:`call_tools`; return what was measured.
 
     The start is timed from just before the spawn until the first answer arrives, so it
     includes the interpreter or runtime start-up, the server's own start-up, the protocol
@@ -435,7 +679,7 @@ async def run_session(
         with anyio.CancelScope(deadline=anyio.current_time() + start_timeout) as scope:
             async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
                 ready = time.perf_counter()
-                first = await client.call_tool("search_nodes", first_args)
+                answer = await client.call_tool(*first)
                 answered = time.perf_counter()
                 scope.deadline = math.inf
                 pid = _spawned_child(before)
@@ -444,14 +688,15 @@ async def run_session(
                     "start_s": answered - started,
                     "handshake_s": ready - started,
                     "first_call_s": answered - ready,
-                    "first_is_error": first.is_error,
+                    "first_tool": first[0],
+                    "first_is_error": answer.is_error,
                     "protocol_version": client.protocol_version,
                     "server_name": client.server_info.name if client.server_info else None,
                     "pid": pid,
                     "rss_at_first_answer_mb": _status_mb(pid, "VmRSS"),
                 }
                 if plan is not None:
-                    record.update(await call_tools(client, plan, call_timeout))
+                    record.update(await call_tools(client, plan, cases, call_timeout))
                     record["rss_at_end_mb"] = _status_mb(pid, "VmRSS")
                 record["peak_rss_mb"] = _status_mb(pid, "VmHWM")
     except Exception as error:
@@ -478,8 +723,25 @@ def labbrain_load(store: Path, file: Path) -> Record:
     return {"seconds": time.perf_counter() - begin, "store": str(store)}
 
 
+def write_floor_server(directory: Path) -> Path:
+    """Write the floor server's script (:data:`FLOOR_SERVER`) into ``directory``."""
+    script = directory / "floor_server.py"
+    script.write_text(FLOOR_SERVER, encoding="utf-8")
+    return script
+
+
 def server_spec(name: str, file: Path, store: Path, reference: Record) -> Record:
-    """Command, arguments and extra environment of one server for one export."""
+    """Command, arguments and extra environment of one server for one export.
+
+    The floor server's script lies next to the store (written by :func:`write_floor_server`)
+    and runs on this Python, with the same ``mcp`` SDK as labbrain's server.
+    """
+    if name == "floor":
+        return {
+            "command": sys.executable,
+            "args": [str(store.parent / "floor_server.py")],
+            "env": {},
+        }
     if name == "labbrain":
         exe = str(Path(sys.executable).with_name("labbrain"))
         return {
@@ -532,11 +794,13 @@ def summarise_tool(calls: list[Record]) -> Record:
         "max_bytes": max((c["bytes"] for c in answered), default=None),
         "median_items": _median(items),
         "median_matched": _median(matched),
+        "cut": sum("cut" in c for c in answered),
+        "cut_samples": sorted({c["cut"] for c in answered if "cut" in c})[:2],
     }
 
 
 def summarise_server(runs: list[Record]) -> Record:
-    """Start times over every start, and per-tool statistics from the session with calls."""
+    """Start times over every start, and per-case statistics from the session with calls."""
     ok = [r for r in runs if r["status"] == "ok"]
     starts = [r["start_s"] for r in ok]
     main = next((r for r in ok if "calls" in r), None)
@@ -550,13 +814,28 @@ def summarise_server(runs: list[Record]) -> Record:
         "rss_at_first_answer_mb": _median([r["rss_at_first_answer_mb"] for r in ok]),
         "peak_rss_mb": main["peak_rss_mb"] if main else None,
         "protocol_version": ok[0]["protocol_version"] if ok else None,
-        "tools_missing": main["tools_missing"] if main else list(TOOLS),
-        "tools": {t: summarise_tool(c) for t, c in main["calls"].items()} if main else {},
+        "tools_missing": main["tools_missing"] if main else None,
+        "tools": {k: summarise_tool(c) for k, c in main["calls"].items()} if main else {},
     }
 
 
 def _ratio(ref: float | None, lb: float | None) -> float | None:
     return ref / lb if ref is not None and lb else None
+
+
+def floor_comparison(summary: Record) -> Record:
+    """labbrain's ``get_node`` p50 against the floor's p50 plus :data:`FLOOR_MARGIN_S`."""
+    floor = summary["floor"]["tools"].get("floor", {}).get("p50_s")
+    node = summary["labbrain"]["tools"].get("get_node", {}).get("p50_s")
+    limit = floor + FLOOR_MARGIN_S if floor is not None else None
+    return {
+        "goal": f"labbrain get_node p50 within the floor's p50 + {FLOOR_MARGIN_S * 1000:g} ms",
+        "floor_p50_s": floor,
+        "limit_s": limit,
+        "get_node_p50_s": node,
+        "above_floor_s": node - floor if node is not None and floor is not None else None,
+        "met": node is not None and limit is not None and node <= limit,
+    }
 
 
 def assess_targets(sizes: list[Record]) -> Record:
@@ -566,12 +845,13 @@ def assess_targets(sizes: list[Record]) -> Record:
         return {"n": TARGET_N, "assessed": False, "reason": f"N = {TARGET_N:,} not in --sizes"}
     ref, lb = found[0]["summary"]["reference"], found[0]["summary"]["labbrain"]
 
-    def speedup(tool: str) -> Record:
-        r = ref["tools"].get(tool, {}).get("p50_s")
-        b = lb["tools"].get(tool, {}).get("p50_s")
+    def speedup(key: str) -> Record:
+        r = ref["tools"].get(key, {}).get("p50_s")
+        b = lb["tools"].get(key, {}).get("p50_s")
         value = _ratio(r, b)
         return {
-            "goal": f"{tool} p50 at least {TARGET_SPEEDUP:g}x faster than the reference",
+            "goal": f"{CASE_TOOL[key]} ({CASE_LABEL[key]}) p50 at least {TARGET_SPEEDUP:g}x "
+            "faster than the reference",
             "value": value,
             "met": value is not None and value >= TARGET_SPEEDUP,
         }
@@ -582,7 +862,9 @@ def assess_targets(sizes: list[Record]) -> Record:
         "n": TARGET_N,
         "assessed": True,
         "search_nodes": speedup("search_nodes"),
+        "search_nodes.frequent": speedup("search_nodes.frequent"),
         "get_node_neighborhood": speedup("get_node_neighborhood"),
+        "get_node_neighborhood.hub": speedup("get_node_neighborhood.hub"),
         "start": {
             "goal": f"labbrain start-to-first-answer below {TARGET_START_S:g} s "
             "(store already loaded)",
@@ -620,6 +902,7 @@ SIZE_COLUMNS: tuple[str, ...] = (
     "labbrain KB (median)",
     "labbrain items (median)",
     "labbrain matched (median)",
+    "labbrain answers cut short",
 )
 
 
@@ -634,13 +917,19 @@ def _left(columns: Sequence[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+def _case_name(key: str) -> str:
+    """``search_nodes`` rare title words: the tool and the kind of call."""
+    label = CASE_LABEL[key]
+    return f"`{CASE_TOOL[key]}` {label}" if label else f"`{CASE_TOOL[key]}`"
+
+
 def latency_rows(summary: Record) -> list[list[str]]:
-    """One row per tool, then start-to-first-answer and peak RSS."""
+    """One row per case, then start-to-first-answer and peak RSS."""
     ref, lb = summary["reference"], summary["labbrain"]
     rows = []
-    for tool in TOOLS:
-        r, b = ref["tools"].get(tool), lb["tools"].get(tool)
-        cells = [f"`{tool}`"]
+    for key, _, _ in CASES:
+        r, b = ref["tools"].get(key), lb["tools"].get(key)
+        cells = [_case_name(key)]
         for stats in (r, b):
             if stats is None:
                 cells += ["not offered", "not offered"]
@@ -688,22 +977,92 @@ def latency_rows(summary: Record) -> list[list[str]]:
 
 
 def answer_rows(summary: Record) -> list[list[str]]:
-    """Typical answer size per tool: KB of JSON text and the number of items returned."""
+    """Typical answer size per case: KB of JSON text and the number of items returned."""
     ref, lb = summary["reference"], summary["labbrain"]
     rows = []
-    for tool in TOOLS:
-        r, b = ref["tools"].get(tool, {}), lb["tools"].get(tool, {})
+    for key, _, _ in CASES:
+        r, b = ref["tools"].get(key, {}), lb["tools"].get(key, {})
         rows.append(
             [
-                f"`{tool}`",
+                _case_name(key),
                 _fmt(r.get("median_bytes"), ",.1f", 1 / 1000),
                 _fmt(r.get("median_items"), ",.0f"),
                 _fmt(b.get("median_bytes"), ",.1f", 1 / 1000),
                 _fmt(b.get("median_items"), ",.0f"),
                 _fmt(b.get("median_matched"), ",.0f"),
+                f"{b['cut']} of {b['answered']}" if "cut" in b else "—",
             ]
         )
     return rows
+
+
+FLOOR_COLUMNS: tuple[str, ...] = (
+    "server",
+    "p50 ms",
+    "p95 ms",
+    "start-to-first-answer ms (median)",
+    "peak RSS MB",
+)
+
+
+def hub_sentence(arguments: Record) -> str:
+    """Which hubs were used and how many links they have, beside the median node."""
+
+    def links(entry: Record, common: str, every: str) -> str:
+        text = f"{entry[common]:g} links both servers follow"
+        return text + (f", {entry[every]:g} with wikilinks" if every in entry else "")
+
+    node, claim = arguments["hub_node"], arguments["hub_claim"]
+    return (
+        f"Hub node `{node['uid']}` ({links(node, 'links', 'all_links')}), hub claim "
+        f"`{claim['uid']}` ({links(claim, 'links', 'all_links')}); the median node has "
+        f"{links(arguments, 'median_links', 'median_all_links')}."
+    )
+
+
+def floor_lines(size: Record) -> list[str]:
+    """The floor's row, labbrain's ``get_node`` beside it, and the floor + 1 ms comparison."""
+    s = size["summary"]
+    f, lb, ref = s["floor"], s["labbrain"], s["reference"]
+    stats = f["tools"].get(FLOOR_TOOL, {})
+    node = lb["tools"].get("get_node", {})
+    ref_node = ref["tools"].get("get_node", {})
+    rows = [
+        [
+            f"floor: `{FLOOR_TOOL}` (constant answer)",
+            _fmt(stats.get("p50_s"), ".2f", 1000),
+            _fmt(stats.get("p95_s"), ".2f", 1000),
+            _fmt(f["start_median_s"], ".0f", 1000),
+            _fmt(f["peak_rss_mb"], ".0f"),
+        ],
+        [
+            "labbrain: `get_node`",
+            _fmt(node.get("p50_s"), ".2f", 1000),
+            _fmt(node.get("p95_s"), ".2f", 1000),
+            _fmt(lb["start_median_s"], ".0f", 1000),
+            _fmt(lb["peak_rss_mb"], ".0f"),
+        ],
+        [
+            "reference: `get_node`",
+            _fmt(ref_node.get("p50_s"), ".2f", 1000),
+            _fmt(ref_node.get("p95_s"), ".2f", 1000),
+            _fmt(ref["start_median_s"], ".0f", 1000),
+            _fmt(ref["peak_rss_mb"], ".0f"),
+        ],
+    ]
+    c = size["floor"]
+    verdict = "met" if c["met"] else "NOT met"
+    return [
+        "Floor: a trivial tool on the same `mcp` SDK as labbrain's server (a Python MCP server "
+        "with one tool returning a constant small object, structured output), over stdio, "
+        "driven by the same client in the same run:",
+        "",
+        *_left(FLOOR_COLUMNS, rows),
+        "",
+        f"- {c['goal']}: {verdict} (get_node {_fmt(c['get_node_p50_s'], '.2f', 1000)} ms, "
+        f"floor + {FLOOR_MARGIN_S * 1000:g} ms = {_fmt(c['limit_s'], '.2f', 1000)} ms; "
+        f"{_fmt(c['above_floor_s'], '.2f', 1000)} ms above the floor)",
+    ]
 
 
 def target_lines(targets: Record) -> list[str]:
@@ -711,7 +1070,7 @@ def target_lines(targets: Record) -> list[str]:
     if not targets["assessed"]:
         return [f"Targets at {TARGET_N:,} nodes: not assessed ({targets['reason']})."]
     lines = [f"Targets at {TARGET_N:,} nodes:", ""]
-    for key in ("search_nodes", "get_node_neighborhood"):
+    for key in TARGET_CASES:
         t = targets[key]
         lines.append(
             f"- {t['goal']}: {'met' if t['met'] else 'NOT met'} ({_fmt(t['value'], '.1f')}x)"
@@ -727,10 +1086,13 @@ def target_lines(targets: Record) -> list[str]:
 
 
 def _describe(revision: Record) -> str:
-    """``commit abc1234`` (with ``+ local changes`` when src/, queries/ or ontology/ differ)."""
+    """``commit abc1234``, plus ``+ local changes DIGEST`` if src/, queries/ or ontology/ differ."""
     commit = revision.get("commit")
     text = f"commit {commit[:12]}" if commit else "not a git checkout"
-    return text + " + local changes" if revision.get("modified") else text
+    if not revision.get("modified"):
+        return text
+    changes = revision.get("changes")
+    return text + (f" + local changes {changes}" if changes else " + local changes")
 
 
 def header_lines(result: Record) -> list[str]:
@@ -739,12 +1101,17 @@ def header_lines(result: Record) -> list[str]:
     v = m["versions"]
     ram = f"{m['ram_gb']:.1f} GB" if m["ram_gb"] else "unknown"
     source = _describe(result["source"])
-    changed = [
-        f"N = {size['n']:,} ran on {_describe(rev)}"
-        for size in result["sizes"]
-        for rev in size["labbrain_source"].values()
-        if rev != result["source"]
-    ]
+    changed = []
+    for size in result["sizes"]:
+        before = size["labbrain_source"].get("before")
+        after = size["labbrain_source"].get("after")
+        if before is not None and after is not None and before != after:
+            changed.append(
+                f"at N = {size['n']:,} it changed during labbrain's session "
+                f"({_describe(before)} before, {_describe(after)} after)"
+            )
+        elif before is not None and before != result["source"]:
+            changed.append(f"N = {size['n']:,} ran on {_describe(before)}")
     warning = (
         ["- Warning: the labbrain source changed during the run: " + "; ".join(changed)]
         if changed
@@ -760,7 +1127,7 @@ def header_lines(result: Record) -> list[str]:
         f"- Reference: discourse-graph-mcp {ref['version']}, commit {ref['commit']}, "
         f"@modelcontextprotocol/sdk {ref['sdk_version']}",
         f"- Client mode `{result['options']['mode']}`; {result['options']['calls']} calls per "
-        f"tool; load average at start {result['loadavg_start']}, at end {result['loadavg_end']}",
+        f"case; load average at start {result['loadavg_start']}, at end {result['loadavg_end']}",
         *warning,
     ]
 
@@ -777,8 +1144,11 @@ def difference_lines(result: Record) -> list[str]:
         "labbrain also resolves the `[[title]]` wikilinks in each node's content, so "
         "`get_node`, `get_linked_nodes` and `get_node_neighborhood` return more nodes (see the "
         "answer tables).",
-        "- Caps: the reference returns every matching relationship or contribution; labbrain "
-        "returns at most 100 and reports the total (`matched`).",
+        "- Caps: the reference returns every matching relationship or contribution and every "
+        "node of a neighborhood; labbrain returns at most 100 relationships or contributions "
+        "and 300 neighborhood nodes, reports the total (`matched`), and cuts any answer to "
+        "its output cap (50,000 characters by default; the neighborhood of a hub loses its "
+        "farthest nodes). The answer tables count the answers labbrain cut short.",
         "- Export quirks: the reference keeps the relation whose destination is missing (as "
         "`Unknown`, one more `Supports` relation) and lists every `nodeSchema` entry as a node "
         "type, including the page the exporter typed `nodeSchema`; labbrain drops the "
@@ -793,6 +1163,33 @@ def difference_lines(result: Record) -> list[str]:
     ]
 
 
+def scaling_lines(result: Record) -> list[str]:
+    """p50 ms per case against N for both servers, the floor last (the chart's numbers)."""
+    sizes = result["sizes"]
+    columns = ["p50 ms", *(f"{who} N = {size['n']:,}" for size in sizes for who in SERVERS)]
+    rows = []
+    for key, _, _ in CASES:
+        cells = [_case_name(key)]
+        for size in sizes:
+            for who in SERVERS:
+                stats = size["summary"][who]["tools"].get(key, {})
+                cells.append(_fmt(stats.get("p50_s"), ".1f", 1000))
+        rows.append(cells)
+    floor_cells = [f"floor: `{FLOOR_TOOL}` (same SDK as labbrain)"]
+    for size in sizes:
+        stats = size["summary"]["floor"]["tools"].get(FLOOR_TOOL, {})
+        floor_cells += ["", _fmt(stats.get("p50_s"), ".2f", 1000)]
+    rows.append(floor_cells)
+    chart = result.get("chart")
+    return [
+        "p50 per case and size (ms; details and p95 in the sections below"
+        + (f"; chart: `{chart}`" if chart else "")
+        + "):",
+        "",
+        *_left(columns, rows),
+    ]
+
+
 def render_markdown(result: Record) -> str:
     """The full ``mcp.md`` report."""
     lines = ["# MCP benchmark: labbrain against the reference server", ""]
@@ -800,13 +1197,18 @@ def render_markdown(result: Record) -> str:
     lines += ["", *target_lines(result["targets"]), ""]
     lines += [
         "Latencies are wall times around `client.call_tool` in one client process, over the "
-        f"same {result['options']['calls']} argument sets per tool for both servers (p95 "
-        "interpolated between ranks). Start-to-first-answer runs from the spawn of the server "
-        "process to the first `search_nodes` answer: start-up, handshake and the tool listing "
-        "the client does before it checks the first result. labbrain starts on a store that "
-        "already holds the export. Peak RSS is the server process's VmHWM after the calls. "
-        "Speed-up is the reference's p50 divided by labbrain's: below 1x labbrain is slower. "
-        "MB and KB are 10^6 and 10^3 bytes.",
+        f"same {result['options']['calls']} argument sets per case for both servers (p95 "
+        "interpolated between ranks). A tool called in two ways has a row per way: search "
+        "for rare title words and for the export's most frequent words, the contributions of "
+        "one creator and of everyone, a random node and a hub (the node, or the Claim, with "
+        "the most links). Start-to-first-answer runs from the spawn of the server "
+        "process to the first `search_nodes` answer (the floor's: its one tool): start-up, "
+        "handshake and the tool listing the client does before it checks the first result. "
+        "labbrain starts on a store that already holds the export. Peak RSS is the server "
+        "process's VmHWM after the calls. Speed-up is the reference's p50 divided by "
+        "labbrain's: below 1x labbrain is slower. MB and KB are 10^6 and 10^3 bytes.",
+        "",
+        *scaling_lines(result),
         "",
         *difference_lines(result),
     ]
@@ -819,23 +1221,49 @@ def render_markdown(result: Record) -> str:
             f"{size['arguments']['nodes']:,} page nodes, {size['arguments']['creators']} "
             f"creators; labbrain load (setup) {size['labbrain_load']['seconds']:.1f} s; "
             f"protocol {s['reference']['protocol_version']} (reference), "
-            f"{s['labbrain']['protocol_version']} (labbrain)."
+            f"{s['labbrain']['protocol_version']} (labbrain); load average "
+            f"{size['loadavg_start']} before, {size['loadavg_end']} after."
+        )
+        lines.append("")
+        lines.append(
+            "Search words: rare = two adjacent words of a random title; frequent = one of the "
+            "export's most frequent words or word pairs ("
+            + ", ".join(
+                f"{t['terms']} {t['share']:.0%}"
+                for t in size["arguments"]["frequent_terms"]["words"][:3]
+                + size["arguments"]["frequent_terms"]["pairs"][:2]
+            )
+            + " of the nodes). "
+            + hub_sentence(size["arguments"])
         )
         lines.append("")
         lines += _left(COLUMNS, latency_rows(s))
+        lines += ["", *floor_lines(size)]
         lines += ["", "Typical answers (median over the calls):", ""]
         lines += _left(SIZE_COLUMNS, answer_rows(s))
+        notes = [
+            (key, sample)
+            for key, _, _ in CASES
+            for sample in s["labbrain"]["tools"].get(key, {}).get("cut_samples", [])[:1]
+        ]
+        if notes:
+            lines += [
+                "",
+                "What labbrain said when it cut an answer short (first note per case):",
+                "",
+            ]
+            lines += [f"- {_case_name(key)}: {sample}" for key, sample in notes]
     errors = [
         (size["n"], server, tool, stats["error_samples"])
         for size in result["sizes"]
-        for server in SERVERS
+        for server in RUN_ORDER
         for tool, stats in size["summary"][server]["tools"].items()
         if stats["errors"]
     ]
     failed = [
         (size["n"], server, run.get("error") or run["status"])
         for size in result["sizes"]
-        for server in SERVERS
+        for server in RUN_ORDER
         for run in size["runs"][server]
         if run["status"] != "ok"
     ]
@@ -868,7 +1296,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="page-node counts to benchmark (default 1000,20000,100000)",
     )
     parser.add_argument(
-        "--calls", type=_positive, default=30, metavar="R", help="calls per tool (default 30)"
+        "--calls", type=_positive, default=30, metavar="R", help="calls per case (default 30)"
     )
     parser.add_argument(
         "--starts",
@@ -976,16 +1404,24 @@ def machine_info() -> Record:
 async def measure_size(
     n: int, args: argparse.Namespace, reference: Record, order: Sequence[str], errlog: TextIO
 ) -> Record:
-    """Every start and the tool calls of both servers for one size."""
+    """Every start and the tool calls of the two servers and of the floor for one size."""
+    loadavg_start = _loadavg()
     _log(f"N = {n:,}: preparing {args.out_dir / f'dg-{n}.jsonld'}")
     file_info = ensure_export(n, args.seed, args.variant, args.out_dir)
     file = Path(file_info["path"])
     derived = derive_arguments(file, args.calls, args.seed)
     plan = derived.pop("plan")
-    _log(f"  {derived['nodes']:,} nodes; example query {plan['search_nodes'][0]['query']!r}")
+    _log(
+        f"  {derived['nodes']:,} nodes; example queries {plan['search_nodes'][0]['query']!r} "
+        f"(rare), {plan['search_nodes.frequent'][0]['query']!r} (frequent); hub "
+        f"{derived['hub_node']['uid']} ({derived['hub_node']['links']} links), hub claim "
+        f"{derived['hub_claim']['uid']} ({derived['hub_claim']['links']} links)"
+    )
+    floor_plan: dict[str, list[dict[str, Any]]] = {FLOOR_TOOL: [{} for _ in range(args.calls)]}
     store_parent = tempfile.mkdtemp(prefix="labbrain-bench-mcp-", dir=args.tmp_dir)
     try:
         store = Path(store_parent) / "store"
+        write_floor_server(Path(store_parent))
         load = labbrain_load(store, file)
         _log(f"  labbrain load (setup): {load['seconds']:.1f} s")
         runs: dict[str, list[Record]] = {}
@@ -995,13 +1431,20 @@ async def measure_size(
             runs[name] = []
             if name == "labbrain":
                 revisions["before"] = source_revision()
+            if name == "floor":
+                first: tuple[str, dict[str, Any]] = (FLOOR_TOOL, {})
+                server_plan, cases = floor_plan, {FLOOR_TOOL: FLOOR_TOOL}
+            else:
+                first = ("search_nodes", plan["search_nodes"][0])
+                server_plan, cases = plan, CASE_TOOL
             for index in range(args.starts):
                 last = index == args.starts - 1
                 print(f"--- N = {n}, {name}, start {index + 1} ---", file=errlog, flush=True)
                 run = await run_session(
                     spec,
-                    plan["search_nodes"][0],
-                    plan if last else None,
+                    first,
+                    server_plan if last else None,
+                    cases,
                     args.mode,
                     args.start_timeout,
                     args.call_timeout,
@@ -1011,10 +1454,10 @@ async def measure_size(
                 shown = f"{run['start_s']:.3f} s" if run["status"] == "ok" else run["status"]
                 _log(f"  {name:<9} start {index + 1}/{args.starts}: first answer {shown}")
                 if last and run["status"] == "ok":
-                    for tool, calls in run["calls"].items():
+                    for key, calls in run["calls"].items():
                         stats = summarise_tool(calls)
                         _log(
-                            f"    {tool:<28} p50 {_fmt(stats['p50_s'], '.1f', 1000):>9} ms  "
+                            f"    {key:<34} p50 {_fmt(stats['p50_s'], '.1f', 1000):>9} ms  "
                             f"p95 {_fmt(stats['p95_s'], '.1f', 1000):>9} ms  "
                             f"errors {stats['errors']}"
                         )
@@ -1023,15 +1466,20 @@ async def measure_size(
                 revisions["after"] = source_revision()
     finally:
         shutil.rmtree(store_parent, ignore_errors=True)
+    summary = {name: summarise_server(runs[name]) for name in RUN_ORDER}
+    loadavg_end = _loadavg()
     return {
         "n": n,
         "file": file_info,
         "arguments": {**derived, "plan": plan},
         "labbrain_load": load,
         "order": list(order),
+        "loadavg_start": loadavg_start,
+        "loadavg_end": loadavg_end,
         "labbrain_source": revisions,
         "runs": runs,
-        "summary": {name: summarise_server(runs[name]) for name in SERVERS},
+        "summary": summary,
+        "floor": floor_comparison(summary),
     }
 
 
@@ -1056,7 +1504,8 @@ def run(args: argparse.Namespace) -> Record:
             "call_timeout": args.call_timeout,
             "seed": args.seed,
             "variant": args.variant,
-            "tools": list(TOOLS),
+            "cases": [list(case) for case in CASES],
+            "floor_margin_s": FLOOR_MARGIN_S,
         },
         "machine": machine_info(),
         "image_host_resolves": _resolves(IMAGE_HOST),
@@ -1070,7 +1519,7 @@ def run(args: argparse.Namespace) -> Record:
     _log(f"server stderr goes to {log_path}")
     with log_path.open("w", encoding="utf-8") as errlog:
         for index, n in enumerate(args.sizes):
-            order = SERVERS if index % 2 == 0 else tuple(reversed(SERVERS))
+            order = RUN_ORDER if index % 2 == 0 else tuple(reversed(RUN_ORDER))
             size = anyio.run(measure_size, n, args, reference, order, errlog)
             result["sizes"].append(size)
     result["loadavg_end"] = _loadavg()
@@ -1079,11 +1528,100 @@ def run(args: argparse.Namespace) -> Record:
     return result
 
 
+CHART_NAME = "mcp-scaling.png"
+"""The chart's file name in the results directory."""
+
+
+def write_chart(result: Record, path: Path) -> bool:
+    """Plot p50 per case against N (log-log), labbrain against the reference, into ``path``.
+
+    One panel per case, the floor's p50 as a grey line in each, and a last panel with the
+    start-to-first-answer. Needs matplotlib (the ``semantic`` extra installs it); without
+    it, nothing is written and False is returned.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib import ticker
+    except ImportError:
+        _log("matplotlib is not installed: no chart")
+        return False
+    sizes = result["sizes"]
+    ns = [size["n"] for size in sizes]
+    style = {
+        "labbrain": {"color": "tab:blue", "marker": "o", "linestyle": "-"},
+        "reference": {"color": "tab:orange", "marker": "s", "linestyle": "--"},
+    }
+
+    def series(who: str, key: str) -> list[float]:
+        return [
+            (size["summary"][who]["tools"].get(key, {}).get("p50_s") or math.nan) * 1000
+            for size in sizes
+        ]
+
+    floor = series("floor", FLOOR_TOOL)
+    panels = len(CASES) + 1
+    cols = 4
+    rows = math.ceil(panels / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax, (key, tool, label) in zip(flat, CASES, strict=False):
+        for who in ("labbrain", "reference"):
+            ax.plot(ns, series(who, key), label=who, **style[who])
+        ax.plot(ns, floor, color="grey", marker=".", linestyle=":", label="floor (same SDK)")
+        ax.set_title(f"{tool}\n{label}" if label else tool, fontsize=9)
+    start_ax = flat[len(CASES)]
+    for who in ("labbrain", "reference"):
+        values = [(size["summary"][who]["start_median_s"] or math.nan) * 1000 for size in sizes]
+        start_ax.plot(ns, values, label=who, **style[who])
+    start_ax.plot(
+        ns,
+        [(size["summary"]["floor"]["start_median_s"] or math.nan) * 1000 for size in sizes],
+        color="grey",
+        marker=".",
+        linestyle=":",
+        label="floor (same SDK)",
+    )
+    start_ax.set_title("start-to-first-answer\n(median of the starts)", fontsize=9)
+    for ax in flat[:panels]:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(ns, [f"{n:,}" for n in ns], fontsize=8)
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_locator(ticker.NullLocator())
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlabel("nodes", fontsize=8)
+        ax.set_ylabel("p50 ms" if ax is not start_ax else "ms", fontsize=8)
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in flat[panels:]:
+        ax.axis("off")
+    flat[0].legend(fontsize=8)
+    m = result["machine"]
+    fig.suptitle(
+        f"MCP read tools over stdio: labbrain against the reference server "
+        f"({result['options']['calls']} calls per case; {m['cpu']}, {m['usable_cores']} cores; "
+        f"{result['started'][:10]})",
+        fontsize=11,
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark, write ``mcp.md`` and ``mcp.json``, print the report; exit status."""
+    """Run the benchmark, write ``mcp.md``, ``mcp.json`` and the chart, print the report."""
     args = parse_args(argv)
     result = run(args)
     args.results_dir.mkdir(parents=True, exist_ok=True)
+    chart = args.results_dir / CHART_NAME
+    if write_chart(result, chart):
+        result["chart"] = chart.name
     (args.results_dir / "mcp.json").write_text(
         json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
