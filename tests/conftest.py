@@ -13,6 +13,7 @@ import sys
 import sysconfig
 import time
 import urllib.request
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -189,6 +190,21 @@ def memory_brain(make_settings: MakeSettings) -> Iterator[LabBrain]:
     backends (see ``backend``)."""
     with LabBrain(make_settings()) as brain:
         yield brain
+
+
+@pytest.fixture(scope="session")
+def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The names of the files in labbrain's wheel, built once (``pip wheel``) for every test
+    that looks into it."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    (wheel,) = out.glob("labbrain-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
 
 
 @pytest.fixture
