@@ -19,6 +19,8 @@ from pydantic import Field
 from labbrain.discourse.models import (
     ClaimStatusResult,
     ContributionsResult,
+    Detail,
+    Direction,
     GapsResult,
     LinkedNodesResult,
     NeighborhoodResult,
@@ -36,10 +38,7 @@ from labbrain.mcp.images import ImageRefused, fetch_image
 Uid = Annotated[str, Field(description="node uid, e.g. 'CnOU48Obk'")]
 Dataset = Annotated[str | None, Field(description="only this dataset (slug); default: all")]
 NodeTypeArg = Annotated[str | None, Field(description="type label or code: 'Claim', 'CLM'")]
-DirectionArg = Annotated[Literal["outgoing", "incoming", "both"], Field()]
-DetailArg = Annotated[
-    Literal["concise", "full"], Field(description="how much of each node (see description)")
-]
+DetailArg = Annotated[Detail, Field(description="how much of each node (see description)")]
 
 
 def search_nodes(
@@ -85,7 +84,7 @@ def get_node(context: ToolContext, uid: Uid, dataset: Dataset = None) -> NodeDet
 
 
 def get_linked_nodes(
-    context: ToolContext, uid: Uid, direction: DirectionArg = "both", dataset: Dataset = None
+    context: ToolContext, uid: Uid, direction: Direction = "both", dataset: Dataset = None
 ) -> LinkedNodesResult:
     """List the nodes linked to or from a node: typed relations (e.g. this Evidence
     Supports that Claim) with label and direction, then text references, each attributed.
@@ -170,7 +169,7 @@ def get_node_neighborhood(
     context: ToolContext,
     uid: Uid,
     depth: Annotated[int, Field(ge=1, le=4, description="hops")] = 2,
-    direction: DirectionArg = "both",
+    direction: Direction = "both",
     nodeTypeFilter: NodeTypeArg = None,
     relationshipTypeFilter: Annotated[str | None, Field(description="a label to follow")] = None,
     dataset: Dataset = None,
