@@ -106,11 +106,9 @@ class ClientLog(logging.Handler):
                 return
 
     def attach(self, server: MCPServer[Any]) -> None:
-        """Listen on the ``labbrain`` loggers and let ``server``'s clients set the level
-        (``logging/setLevel``, which declares the logging capability)."""
-        logger = logging.getLogger(ROOT)
-        if self not in logger.handlers:
-            logger.addHandler(self)
+        """Let ``server``'s clients set the level (``logging/setLevel``, which declares the
+        logging capability); the collector listens on the loggers from the start
+        (:data:`CLIENT_LOG`)."""
 
         async def set_level(_context: Any, params: SetLevelRequestParams) -> EmptyResult:
             self.setLevel(_PYTHON_LEVELS.get(params.level, logging.WARNING))
@@ -118,10 +116,6 @@ class ClientLog(logging.Handler):
 
         lowlevel = server._lowlevel_server
         lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
-
-    def detach(self) -> None:
-        """Stop listening on the ``labbrain`` loggers."""
-        logging.getLogger(ROOT).removeHandler(self)
 
 
 #: The one collector of a process (every server of the process shares the loggers). It
