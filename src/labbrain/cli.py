@@ -16,14 +16,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column, Table
 from rich.text import Text
 
 from labbrain.core import LabBrain, open_reading, versions
@@ -53,8 +51,19 @@ from labbrain.store.export import EXPORT_FORMATS
 from labbrain.store.templates import python_value
 from labbrain.tasks.ledger import STATUSES, TaskState
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
 out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def _table(*columns: Any, **options: Any) -> Table:
+    """A rich table. Tables, progress bars and their columns are imported where they are
+    drawn: `labbrain mcp` draws none, and starts without importing them."""
+    from rich.table import Table
+
+    return Table(*columns, **options)
 
 
 class Context:
@@ -212,6 +221,8 @@ def _progress_bar(min_entries: int) -> Iterator[Callable[[TaskState], None]]:
         if "bar" not in bar:
             if state.results.get("entries", 0) < min_entries or not err.is_terminal:
                 return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
             drawn = Progress(
                 TextColumn("{task.description:<14}"),
                 BarColumn(),
@@ -255,7 +266,7 @@ def _print_report(report: dict[str, Any]) -> None:
 
 
 def _counter_table(title: str, label: str, rows: list[tuple[str, int]]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = _table(title=title, title_justify="left")
     table.add_column(label)
     table.add_column("count", justify="right")
     for key, count in rows:
@@ -343,7 +354,7 @@ def _read_query_file(name: str) -> str:
 
 def _print_rows(result: QuerySolutions, cap: int) -> None:
     variables = [v.value for v in result.variables]
-    table = Table(*variables)
+    table = _table(*variables)
     shown = 0
     truncated = False
     for solution in result:
@@ -468,7 +479,7 @@ def stats(ctx: Context, graph: str | None, as_json: bool) -> None:
 
 def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
     columns = list(rows[0]) if rows else ["(none)"]
-    table = Table(*columns, title=title, title_justify="left")
+    table = _table(*columns, title=title, title_justify="left")
     for row in rows:
         table.add_row(*(f"{v:,}" if isinstance(v, int) else _cell(v) for v in row.values()))
     return table
@@ -491,7 +502,7 @@ def info(ctx: Context) -> None:
     except LabbrainError as error:
         _fail(error)
     out.print(f"endpoint: {settings.endpoint}" if settings.endpoint else f"store: {settings.store}")
-    table = Table(
+    table = _table(
         "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
     )
     for name, value, doc in settings.describe():
@@ -521,7 +532,7 @@ def _toolsets_table(settings: Settings) -> Table:
         chosen = set(resolve_toolsets(settings.toolsets))
     except LabbrainError:
         chosen = set()
-    table = Table(
+    table = _table(
         "toolset", "offered", "tools", title="MCP toolsets (--toolsets)", title_justify="left"
     )
     for name, specs in TOOLSETS.items():
@@ -575,7 +586,7 @@ def tasks_list(ctx: Context, status: str | None = None, as_json: bool = False) -
         if as_json:
             out.print_json(json.dumps([s.model_dump(mode="json") for s in states]))
             return
-        table = Table("task", "kind", "status", "step", "progress", "created", "about")
+        table = _table("task", "kind", "status", "step", "progress", "created", "about")
         for state in states:
             table.add_row(
                 state.task_id,
@@ -733,7 +744,7 @@ def search(
         if as_json:
             out.print_json(json.dumps([hit.model_dump(mode="json") for hit in found.results]))
             return
-        table = Table("score", "type", "title", "creator", "created", "snippet")
+        table = _table("score", "type", "title", "creator", "created", "snippet")
         table.caption = f"{found.listed} result(s), {found.mode} search"
         if found.note and found.note.startswith("keyword search only"):
             table.caption += f" ({found.note.split(';')[0]})"
@@ -893,6 +904,8 @@ def _embed_bar() -> Iterator[Callable[[int, int], None]]:
         if not err.is_terminal or total == 0:
             return
         if "bar" not in bar:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
             drawn = Progress(
                 TextColumn("embedding"),
                 BarColumn(),
@@ -966,7 +979,7 @@ def eval_retrieval(
             out.print_json(json.dumps(report.as_dict() | {"chart": str(written or "") or None}))
             return
         metrics = [f"recall@{k}" for k in report.ks] + ["MRR"]
-        table = Table("task", "mode", "queries", "pairs", *metrics)
+        table = _table("task", "mode", "queries", "pairs", *metrics)
         for task in report.tasks:
             if not task.scores or not task.queries:
                 table.add_row(task.label, "", str(task.queries), str(task.pairs), *[""] * 3)
@@ -1104,8 +1117,10 @@ def check_cmd(ctx: Context, repair: bool, as_json: bool) -> None:
     if as_json:
         out.print_json(json.dumps(report.as_dict()))
     else:
+        from rich.table import Column
+
         styles = {"ok": "green", "repaired": "green", "warning": "yellow", "problem": "bold red"}
-        table = Table(
+        table = _table(
             "check",
             "status",
             Column("detail", overflow="fold"),

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, require_corpus, settings_for
 from labbrain.core import INDEX_FILE, LabBrain
-from labbrain.index.text import fts_query
+from labbrain.index.fulltext import query_words
+from labbrain.index.text import IndexRecord, TextIndex
 
 
 @pytest.fixture
@@ -72,17 +73,37 @@ def test_title_matches_rank_first(memory_brain: LabBrain) -> None:
     assert "polariz" in top.node.title.lower()
 
 
-@settings(max_examples=60, deadline=None)
+_WORDS_INDEX = TextIndex(None)
+_WORDS_INDEX.replace_graph(
+    "urn:labbrain:dataset:words",
+    "load-1",
+    [
+        IndexRecord(
+            iri="https://roamresearch.com/#/app/words/page/abcdefghi",
+            title="[[CLM]] - Membrane tension slows endocytosis",
+            content="Under high membrane tension, actin assembly ... résumé AND OR NOT ( ) * : ^",
+            node_type="Claim",
+            creator="A",
+            created=None,
+            modified=None,
+        )
+    ],
+)
+
+
+@settings(max_examples=80, deadline=None)
 @given(st.text(min_size=0, max_size=40))
-def test_fts_syntax_never_leaks(text: str) -> None:
-    """Any user text becomes a safe FTS5 query of quoted words."""
-    query = fts_query(text)
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-    db.execute("INSERT INTO t VALUES ('membrane tension')")
-    if query:
-        db.execute("SELECT * FROM t WHERE t MATCH ?", (query,)).fetchall()
-    assert '"' not in query.replace('" OR "', "").strip('"')
+def test_query_syntax_never_leaks(text: str) -> None:
+    """Any user text is searched as plain words: no query syntax, no error, and a hit only
+    when one of its words is in the node."""
+    hits = _WORDS_INDEX.search(text)
+    node_words = set(
+        query_words(
+            "Membrane tension slows endocytosis Under high membrane"
+            " tension, actin assembly résumé AND OR NOT"
+        )
+    )
+    assert bool(hits) == bool(set(query_words(text)) & node_words)
 
 
 def test_index_file_deleted_is_rebuilt_with_same_answers(loaded_dir: Path) -> None:

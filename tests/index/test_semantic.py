@@ -579,4 +579,6 @@ def test_real_corpus_gold_pairs() -> None:
         report = evaluate(brain, modes=["keyword"])
     claim = report.tasks[0]
     assert (claim.queries, claim.pairs) == (64, 73)
-    assert claim.scores[0].recall[10] == pytest.approx(0.890625)
+    # 56 of the 64 claims find one of their evidence nodes in the top ten (57 with SQLite
+    # FTS5's scoring, before the search engine changed; docs/semantic.md has both).
+    assert claim.scores[0].recall[10] == pytest.approx(56 / 64)

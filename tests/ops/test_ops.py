@@ -168,6 +168,7 @@ def test_backup_and_restore_round_trip(sample_store: Path, tmp_path: Path) -> No
         assert fingerprint(brain) == before
         assert answers(brain) == searched
     assert sorted(p.name for p in restored.iterdir()) == [
+        "index.fulltext",
         "index.sqlite",
         "index.sqlite-shm",
         "index.sqlite-wal",
@@ -409,7 +410,12 @@ def test_failure_mid_restore_leaves_the_store_unchanged(
     if phase == "at-index-sync":
         _fail_sync(monkeypatch, 0)
     else:
-        nth = {"while-setting-aside": 2, "while-moving-in": current + 2, "at-commit": current + 3}
+        staged = len(present_files(sample_backup, RESTORED))
+        nth = {
+            "while-setting-aside": 2,
+            "while-moving-in": current + 2,
+            "at-commit": current + staged + 1,
+        }
         _fail_on_rename(monkeypatch, nth[phase])
     with pytest.raises(Failure) as failed:
         backup_module.restore_store(settings_for(other), sample_backup, replace=True)

@@ -3,7 +3,9 @@
 :class:`DiscourseReader` is the library side of the MCP tools: search, node details, links,
 schema, contributions, relationships, neighbourhoods, paths, claim status and gaps. Relations
 come from SPARQL templates (``queries/*.rq``); node identity and attribution (uid, type, title,
-creator, dates) come from the text index, which holds one row per node. Every answer names
+creator, dates) come from the text index, which holds one row per node, and so do a node's
+links (its read model of the ``node_edges`` template, asked for a whole breadth-first frontier
+at once; see :mod:`labbrain.index.links`). Every answer names
 its nodes with :class:`~labbrain.discourse.models.NodeRef`, attribution included, and every list is
 capped with a note saying how to get more.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from labbrain.core import LabBrain
@@ -48,6 +49,7 @@ from labbrain.discourse.models import (
     StanceNode,
 )
 from labbrain.errors import DatasetNotFound, InvalidArgument, NodeNotFound
+from labbrain.index.links import NodeLink
 from labbrain.index.text import IndexedNode
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, PREFIXES, dataset_graph
 from labbrain.store import templates
@@ -57,14 +59,6 @@ MAX_LINKS = 200
 MAX_NEIGHBORS = 300
 MAX_PATHS = 5
 MAX_LIST = 100
-
-
-@dataclass(frozen=True)
-class _EdgeRow:
-    direction: str
-    kind: str
-    label: str | None
-    other: str
 
 
 def _slug(graph: str) -> str:
@@ -206,13 +200,15 @@ class DiscourseReader:
         return SearchNodesResult(results=results, listed=len(results), mode=found.mode, note=note)
 
     # ------------------------------------------------------------------ one node
-    def _edges(self, node: IndexedNode) -> list[_EdgeRow]:
-        return [
-            _EdgeRow(row["direction"], row["kind"], row["label"], row["other"])
-            for row in templates.run(
-                self.brain.store, "node_edges", node=node.iri, graph=node.graph
-            )
-        ]
+    def _edges(self, node: IndexedNode) -> list[NodeLink]:
+        """The node's typed relations and text links, both directions, as the ``node_edges``
+        template answers (rows and order), from the index."""
+        return self.brain.index.links_of(node.graph, [node.iri])[node.iri]
+
+    def _frontier_edges(self, graph: str, frontier: list[IndexedNode]) -> dict[str, list[NodeLink]]:
+        """:meth:`_edges` of every node of ``frontier`` (all in ``graph``), by IRI, in one
+        index lookup."""
+        return self.brain.index.links_of(graph, (node.iri for node in frontier))
 
     def _links(self, node: IndexedNode, direction: Direction) -> list[Link]:
         rows = [e for e in self._edges(node) if direction in ("both", e.direction)]
@@ -561,12 +557,13 @@ class DiscourseReader:
         for hop in range(1, depth + 1):
             found: list[NeighborNode] = []
             next_frontier: list[IndexedNode] = []
+            frontier_edges = self._frontier_edges(start.graph, frontier)
             hop_edges = [
                 (
                     current,
                     [
                         e
-                        for e in self._edges(current)
+                        for e in frontier_edges[current.iri]
                         if direction in ("both", e.direction)
                         and (
                             wanted_label is None
@@ -656,20 +653,26 @@ class DiscourseReader:
         if start.iri == goal.iri:
             return PathResult(found=True, length=0, paths=[], note="the two uids are the same node")
         # breadth-first, remembering every parent on a shortest path
-        parents: dict[str, list[tuple[str, _EdgeRow]]] = {start.iri: []}
+        parents: dict[str, list[tuple[str, NodeLink]]] = {start.iri: []}
         depth_of = {start.iri: 0}
         nodes = {start.iri: start}
         frontier = [start]
         for hop in range(1, max_hops + 1):
             next_frontier: list[IndexedNode] = []
-            for current in frontier:
-                rows = [
+            frontier_edges = self._frontier_edges(start.graph, frontier)
+            typed = {
+                current.iri: [
                     e
-                    for e in self._edges(current)
+                    for e in frontier_edges[current.iri]
                     if e.kind == "typed" and (labels is None or (e.label or "").lower() in labels)
                 ]
-                found = self.brain.index.nodes_by_iri((e.other for e in rows), current.graph)
-                for edge in rows:
+                for current in frontier
+            }
+            found = self.brain.index.nodes_by_iri(
+                (e.other for rows in typed.values() for e in rows), start.graph
+            )
+            for current in frontier:
+                for edge in typed[current.iri]:
                     other = found.get(edge.other)
                     if other is None:
                         continue
@@ -826,14 +829,12 @@ class DiscourseReader:
     def _sources_of(self, evidence: list[StanceNode], claim: IndexedNode) -> list[CitedNode]:
         """Source nodes the given evidence links to (by relation or in its text)."""
         found: dict[str, CitedNode] = {}
-        for item in evidence:
-            node = self.brain.index.nodes_by_iri([item.url], claim.graph).get(item.url)
-            if node is None:
-                continue
-            others = [e.other for e in self._edges(node)]
-            for ref in self._refs(others, claim.graph).values():
-                if ref.nodeType.lower() in ("source", "source document"):
-                    found[ref.uid] = ref
+        nodes = self.brain.index.nodes_by_iri((item.url for item in evidence), claim.graph)
+        edges = self._frontier_edges(claim.graph, list(nodes.values()))
+        others = [e.other for rows in edges.values() for e in rows]
+        for ref in self._refs(others, claim.graph).values():
+            if ref.nodeType.lower() in ("source", "source document"):
+                found[ref.uid] = ref
         return sorted(found.values(), key=lambda r: r.uid)
 
     def find_gaps(

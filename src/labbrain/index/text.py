@@ -1,19 +1,22 @@
-"""The full-text index: SQLite FTS5 (BM25, snippets) beside the store, derived from it.
+"""The text index: node rows and read models in SQLite, words in a full-text engine
+(:mod:`labbrain.index.fulltext`: BM25 with top-k pruning, snippets), beside the store and
+derived from it.
 
 The index is rebuildable at any time from the store (``labbrain reindex``). Each dataset graph
 is indexed together with the *load id* its load record carries in the system graph; when the
 two differ (a new load, a rollback, a deleted or corrupt index file), :meth:`TextIndex.sync`
 re-indexes that graph. Deleting the index file loses nothing.
 
-Beside the searchable node rows the file holds one read model of the same graphs, written in
+Beside the searchable node rows the file holds two read models of the same graphs, written in
 the same transaction as a graph's nodes and removed with them: ``contributions``, per (graph,
 creator, node type) the number of nodes and the first and last ``created``, so that
-everyone's contributions is a sum over a few hundred rows instead of a pass over the nodes.
+everyone's contributions is a sum over a few hundred rows instead of a pass over the nodes;
+and ``links`` (:mod:`labbrain.index.links`), every typed relation and text link, so that a
+node's links and a neighbourhood are index lookups instead of a SPARQL query per node.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -23,14 +26,30 @@ from pathlib import Path
 from typing import Any
 
 from labbrain.errors import DiskFull
+from labbrain.index.fulltext import (
+    Filters,
+    FullText,
+    FullTextDoc,
+    FullTextUnusable,
+    query_words,
+    split_key,
+)
+from labbrain.index.links import (
+    LINKS_SCHEMA,
+    LinkRow,
+    NodeLink,
+    delete_links,
+    links_of,
+    write_links,
+)
 from labbrain.index.titles import clean_title
 from labbrain.store import templates
 from labbrain.store.base import QuadStore
 
-SCHEMA_VERSION = "3"
-_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+SCHEMA_VERSION = "5"
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS datasets (graph TEXT PRIMARY KEY, load_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS nodes (
@@ -52,10 +71,6 @@ CREATE INDEX IF NOT EXISTS nodes_graph ON nodes (graph);
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
 CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
 CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, node_type);
-CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
-    clean_title, content, content='nodes', content_rowid='id',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
 CREATE TABLE IF NOT EXISTS contributions (
     graph TEXT NOT NULL,
     creator TEXT NOT NULL,
@@ -66,6 +81,8 @@ CREATE TABLE IF NOT EXISTS contributions (
     PRIMARY KEY (graph, creator, node_type)
 ) WITHOUT ROWID;
 """
+    + LINKS_SCHEMA
+)
 
 
 def normalise_timestamp(value: str | None) -> str | None:
@@ -120,6 +137,12 @@ class IndexedNode:
 
 
 _NODE_COLUMNS = "graph, iri, uid, clean_title, node_type, creator, created, modified, images"
+#: The page cache of each connection, at most 64 MiB (SQLite's default is 2 MiB): the node rows
+#: of a hub's links (hundreds of random reads) stay in memory after the first answer.
+_PAGE_CACHE = "PRAGMA cache_size = -65536"
+_SORT_FIELDS = {"created": "created", "modified": "modified", "title": "sort_title"}
+#: The full-text engine's directory beside the SQLite file (``index.sqlite`` -> ``index.fulltext``).
+ENGINE_SUFFIX = ".fulltext"
 
 
 @dataclass(frozen=True)
@@ -145,18 +168,9 @@ class SyncReport:
         return bool(self.reindexed or self.removed or self.rebuilt_file)
 
 
-def fts_words(text: str) -> list[str]:
-    """The words of ``text`` as quoted FTS5 strings (so no FTS syntax leaks), deduplicated."""
-    return list(dict.fromkeys(f'"{token}"' for token in _TOKEN_RE.findall(text)))
-
-
-def fts_query(text: str) -> str:
-    """An FTS5 query matching any word of ``text``."""
-    return " OR ".join(fts_words(text))
-
-
 class TextIndex:
-    """The FTS5 index at ``path`` (None: in memory, for in-memory stores).
+    """The text index at ``path`` (None: in memory, for in-memory stores): node rows and read
+    models in SQLite, words in the full-text engine beside it (:mod:`labbrain.index.fulltext`).
 
     A writable index repairs itself: a corrupt, foreign or outdated file is replaced by an
     empty one (``rebuilt_file`` tells), to be refilled by :meth:`sync`. A read-only index
@@ -168,7 +182,44 @@ class TextIndex:
         self.path = path
         self.read_only = read_only
         self.rebuilt_file = False
+        self._engine_problem: str | None = None
         self._db = self._open_read_only() if read_only else self._connect()
+        self._fulltext = self._open_engine_read_only() if read_only else self._match_engine()
+
+    def _engine_directory(self) -> Path | None:
+        return self.path.with_suffix(ENGINE_SUFFIX) if self.path is not None else None
+
+    def _open_engine_read_only(self) -> FullText:
+        """The engine as it is; if it is missing or unusable, the whole index starts empty
+        (and so reads as stale), as with an unusable SQLite file."""
+        try:
+            return FullText(self._engine_directory(), create=False)
+        except FullTextUnusable as problem:
+            self._engine_problem = str(problem)
+            self._db.close()
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._db.executescript(_SCHEMA)
+            return FullText(None, create=True)
+
+    def _match_engine(self) -> FullText:
+        """The engine, made to agree with the SQLite rows: a missing or damaged engine is
+        made anew, and when its documents are not exactly those of the recorded loads (a
+        crash between the two commits, a file copied without the other) both are emptied,
+        for :meth:`sync` to refill (``rebuilt_file`` tells). Checked under SQLite's write
+        lock, so no other writer is between its two commits."""
+        engine = FullText(self._engine_directory(), create=True)
+        with _disk_full_as_error(), self._db:
+            self._begin_write()
+            loads = self.indexed_loads()
+            if not _agree(self._db, engine) or (engine.created and loads):
+                tables = self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'meta'"
+                ).fetchall()
+                for (table,) in tables:
+                    self._db.execute(f'DELETE FROM "{table}"')
+                engine.clear()
+                self.rebuilt_file = self.rebuilt_file or bool(loads)
+        return engine
 
     def _connect(self) -> sqlite3.Connection:
         """Open the index for writing, replacing a corrupt or outdated file with an empty one."""
@@ -190,6 +241,7 @@ class TextIndex:
             str(self.path) if self.path else ":memory:", timeout=30, check_same_thread=False
         )
         try:
+            db.execute(_PAGE_CACHE)
             if self.path is not None:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
@@ -207,9 +259,7 @@ class TextIndex:
             if version is None:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
                 db.commit()
-            _require_intact(db)
-            db.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
-            db.commit()  # the check writes nothing, but its statement opened a transaction
+            _require_intact(db, self.path, record=True)
             return db
         except sqlite3.Error:
             db.close()
@@ -221,9 +271,9 @@ class TextIndex:
                 f"file:{self.path}?mode=ro", uri=True, timeout=30, check_same_thread=False
             )
             try:
+                db.execute(_PAGE_CACHE)
                 version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-                db.execute("SELECT count(*) FROM nodes_fts").fetchone()
-                _require_intact(db)
+                _require_intact(db, self.path)
                 if version is not None and version[0] == SCHEMA_VERSION:
                     return db
             except sqlite3.Error:
@@ -232,6 +282,18 @@ class TextIndex:
         db = sqlite3.connect(":memory:", check_same_thread=False)
         db.executescript(_SCHEMA)
         return db
+
+    def engine_state(self) -> str | None:
+        """Why the full-text engine cannot answer for the node rows (unusable at open, or
+        holding other documents than the recorded loads), or None when it can. Reads only."""
+        if self._engine_problem is not None:
+            return f"index{ENGINE_SUFFIX} {self._engine_problem}"
+        if not _agree(self._db, self._fulltext):
+            return (
+                f"index{ENGINE_SUFFIX} does not hold the indexed loads' words "
+                "(a write was cut short or a file replaced)"
+            )
+        return None
 
     def close(self) -> None:
         """Close the database connection."""
@@ -264,14 +326,17 @@ class TextIndex:
         reindexed = {g: self.index_graph(store, g, current[g]) for g in stale}
         for graph in gone:
             with _disk_full_as_error(), self._db:
+                self._begin_write()
                 self._delete_graph(graph)
                 self._db.execute("DELETE FROM datasets WHERE graph = ?", (graph,))
+                self._fulltext.delete(graph)
         report = SyncReport(reindexed, gone, self.rebuilt_file)
         self.rebuilt_file = False
         return report
 
     def index_graph(self, store: QuadStore, graph: str, load_id: str) -> int:
-        """Replace the index rows of ``graph`` with its nodes from the store; return how many."""
+        """Replace the index rows of ``graph`` with its nodes and links from the store (the
+        links in one query over the whole graph); return how many nodes."""
         records: dict[str, IndexRecord] = {}
         images = {
             row["node"]: row["images"] for row in templates.run(store, "image_counts", graph=graph)
@@ -290,13 +355,25 @@ class TextIndex:
                     images=images.get(row["node"], 0),
                 ),
             )
-        return self.replace_graph(graph, load_id, records.values())
+        links = [
+            (row["source"], row["destination"], row["kind"], row["label"])
+            for row in templates.run(store, "index_links", graph=graph)
+        ]
+        return self.replace_graph(graph, load_id, records.values(), links)
 
-    def replace_graph(self, graph: str, load_id: str, records: Iterable[IndexRecord]) -> int:
-        """Make the index hold exactly ``records`` for ``graph``, marked as of ``load_id``.
+    def replace_graph(
+        self,
+        graph: str,
+        load_id: str,
+        records: Iterable[IndexRecord],
+        links: Iterable[LinkRow] = (),
+    ) -> int:
+        """Make the index hold exactly ``records`` and ``links`` (the graph's links read
+        model, see :mod:`labbrain.index.links`) for ``graph``, marked as of ``load_id``.
 
-        One SQLite transaction: readers see the old rows or the new ones, never a mix. A full
-        device rolls it back and raises DiskFull.
+        One SQLite transaction, with the full-text engine's commit inside it: readers see the
+        old rows or the new ones, never a mix (a search may for a moment rank the new rows by
+        the old documents). A full device rolls it back and raises DiskFull.
         """
         rows = [
             (
@@ -315,6 +392,7 @@ class TextIndex:
             for r in records
         ]
         with _disk_full_as_error(), self._db:
+            self._begin_write()
             self._delete_graph(graph)
             self._db.executemany(
                 "INSERT INTO nodes (graph, iri, uid, title, clean_title, content, node_type,"
@@ -322,29 +400,39 @@ class TextIndex:
                 rows,
             )
             self._db.execute(
-                "INSERT INTO nodes_fts (rowid, clean_title, content) "
-                "SELECT id, clean_title, content FROM nodes WHERE graph = ?",
-                (graph,),
-            )
-            self._db.execute(
                 "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
                 " min(created), max(created) FROM nodes WHERE graph = ? AND creator IS NOT NULL"
                 " GROUP BY creator, node_type",
                 (graph,),
             )
+            write_links(self._db, graph, links)
             self._db.execute(
                 "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)", (graph, load_id)
             )
+            # Last, inside the SQLite write lock (which serialises every writer of the file):
+            # a failure here rolls the rows back, and a crash after this commit but before
+            # SQLite's leaves the engine's count for the recorded load wrong, which the next
+            # open sees (_match_engine) and re-indexes.
+            self._fulltext.replace(
+                graph,
+                load_id,
+                (
+                    FullTextDoc(graph, row[1], row[4], row[5], row[6], row[7], row[8], row[9])
+                    for row in rows
+                ),
+            )
         return len(rows)
 
+    def _begin_write(self) -> None:
+        """Take SQLite's write lock now, not at the first change, so that the engine's writer
+        (used inside the same transaction) is only ever held by one connection at a time."""
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+
     def _delete_graph(self, graph: str) -> None:
-        self._db.execute(
-            "INSERT INTO nodes_fts (nodes_fts, rowid, clean_title, content) "
-            "SELECT 'delete', id, clean_title, content FROM nodes WHERE graph = ?",
-            (graph,),
-        )
         self._db.execute("DELETE FROM nodes WHERE graph = ?", (graph,))
         self._db.execute("DELETE FROM contributions WHERE graph = ?", (graph,))
+        delete_links(self._db, graph)
 
     # ------------------------------------------------------------------ searching
     def _before_read(self) -> None:
@@ -383,6 +471,14 @@ class TextIndex:
             for row in self._db.execute(sql + " ORDER BY graph DESC", args):
                 found[row[1]] = IndexedNode(*row)
         return found
+
+    def links_of(self, graph: str, iris: Iterable[str]) -> dict[str, list[NodeLink]]:
+        """The typed relations and text links of each of ``iris`` in ``graph``, both
+        directions: for each node exactly the rows, in the order, that the ``node_edges``
+        template answers (see :func:`labbrain.index.links.links_of`). A few index probes per
+        500 nodes, so a whole breadth-first frontier is asked for at once."""
+        self._before_read()
+        return links_of(self._db, graph, iris)
 
     def contributions(self, creator: str | None = None) -> list[tuple[str, str, int, str, str]]:
         """(creator, node type, nodes, first created, last created), by creator and type, over
@@ -479,51 +575,55 @@ class TextIndex:
         exact. Returns at most ``limit`` hits.
         """
         self._before_read()
-        words = fts_words(text)
+        words = query_words(text)
         if not words:
             return []
-        filters, filter_args = _filters(graphs, node_type, creator)
-        direction = "DESC" if descending else "ASC"
-        column = {"created": "n.created", "modified": "n.modified", "title": "n.clean_title"}
-        if order_by in column:
-            order = f"{column[order_by]} IS NULL, {column[order_by]} {direction}, rank"
-        else:
-            order = "rank, n.iri"
-        # Nodes with every word first, then (if too few) nodes with any of them: fewer
-        # matches to score, and the better answers on top.
-        ranked: list[tuple[int, float]] = []
-        for match in dict.fromkeys([" ".join(words), " OR ".join(words)]):
-            seen = [rowid for rowid, _ in ranked]
-            exclude = f" AND n.id NOT IN ({','.join('?' * len(seen))})" if seen else ""
-            sql = (
-                "SELECT n.id, bm25(nodes_fts, 4.0, 1.0) AS rank"
-                " FROM nodes_fts JOIN nodes n ON n.id = nodes_fts.rowid"
-                f" WHERE nodes_fts MATCH ?{filters}{exclude} ORDER BY {order} LIMIT ?"
+        kinds = [node_type] if isinstance(node_type, str) else node_type
+        filters = Filters(
+            graphs=list(graphs) if graphs is not None else None,
+            node_types=list(kinds) if kinds else None,
+            creator=creator or None,
+        )
+        order = _SORT_FIELDS.get(order_by)
+        # Nodes with every word first, then (if too few) nodes with any of them.
+        ranked: list[tuple[str, float]] = []
+        for every_word in (True, False) if len(words) > 1 else (True,):
+            ranked += self._fulltext.search(
+                words,
+                every_word=every_word,
+                filters=filters,
+                limit=limit - len(ranked),
+                order_by=order,
+                descending=descending,
+                exclude=[key for key, _ in ranked],
             )
-            rows = self._db.execute(sql, [match, *filter_args, *seen, limit - len(ranked)])
-            ranked.extend((int(rowid), float(rank)) for rowid, rank in rows)
             if len(ranked) >= limit:
                 break
-        if not ranked:
-            return []
-        # Snippets only for the hits (computing them for every match is the slow part).
-        ids = [rowid for rowid, _ in ranked]
-        marks = ",".join("?" * len(ids))
-        snippets = dict(
-            self._db.execute(
-                "SELECT rowid, snippet(nodes_fts, -1, '**', '**', ' … ', 24) FROM nodes_fts"
-                f" WHERE nodes_fts MATCH ? AND rowid IN ({marks})",
-                [" OR ".join(words), *ids],
-            )
-        )
-        columns = ", ".join(c.strip() for c in _NODE_COLUMNS.split(","))
-        nodes = {
-            row[0]: IndexedNode(*row[1:])
-            for row in self._db.execute(
-                f"SELECT id, {columns} FROM nodes WHERE id IN ({marks})", ids
-            )
-        }
-        return [SearchHit(nodes[rowid], snippets.get(rowid, ""), -rank) for rowid, rank in ranked]
+        found: list[tuple[IndexedNode, str, float]] = []
+        for key, score in ranked:
+            graph, iri = split_key(key)
+            row = self._db.execute(
+                f"SELECT {_NODE_COLUMNS}, content FROM nodes WHERE graph = ? AND iri = ?",
+                (graph, iri),
+            ).fetchone()
+            if row is not None:  # else indexed a moment ago by another process, not yet here
+                found.append((IndexedNode(*row[:-1]), row[-1], score))
+        snippets = self._fulltext.snippets(words, [(node.title, text) for node, text, _ in found])
+        hits = [
+            SearchHit(node, snippet, score)
+            for (node, _, score), snippet in zip(found, snippets, strict=True)
+        ]
+        return hits
+
+
+def _agree(db: sqlite3.Connection, engine: FullText) -> bool:
+    """True when ``engine`` holds one document per node row of every recorded load, of that
+    load, and nothing else."""
+    loads = dict(db.execute("SELECT graph, load_id FROM datasets").fetchall())
+    sizes = dict(db.execute("SELECT graph, count(*) FROM nodes GROUP BY graph").fetchall())
+    if engine.total() != sum(sizes.values()):
+        return False
+    return all(engine.count(graph, load) == sizes.get(graph, 0) for graph, load in loads.items())
 
 
 @contextmanager
@@ -539,16 +639,50 @@ def _disk_full_as_error() -> Iterator[None]:
         raise
 
 
-def _require_intact(db: sqlite3.Connection) -> None:
-    """Raise DatabaseError unless every page of the index file is well-formed.
+def _require_intact(
+    db: sqlite3.Connection, path: Path | None = None, *, record: bool = False
+) -> None:
+    """Raise DatabaseError unless every page of the index file at ``path`` (None: in memory)
+    is well-formed, as far as ``PRAGMA quick_check`` can tell.
 
-    ``PRAGMA quick_check`` reads the whole file (~70 ms at 20,000 nodes): the FTS5 integrity
-    check alone misses damaged pages of the ``nodes`` table and of the FTS index it does not
-    visit, which would later fail searches or answer wrongly.
+    ``quick_check`` reads the whole file (~70 ms at 20,000 nodes, about a second at 100,000):
+    a cheaper look misses damaged pages of a table or index it does not visit, which would
+    later fail reads or answer wrongly. So the whole file is read only when it may have
+    changed since it last passed. When ``record`` is set (writable opens; read-only ones
+    record nothing), a file that passed is recorded as it is (its schema version and
+    :func:`~labbrain.store.local.file_identity`: device, inode, size, modification and
+    change times) in the user's cache of checked files, outside the store; an open that
+    finds the file exactly as recorded, with no write-ahead log content, skips the check.
+    Whatever changes the file afterwards (SQLite writing back its log, another program, a
+    truncation, a copy, a replaced file) changes what is recorded, so the next open reads
+    the whole file again; ``labbrain check`` always does.
     """
+    from labbrain.store.local import checked, file_identity, record_checked
+
+    key = f"index:{path.absolute()}" if path is not None else None
+
+    def identity() -> str | None:
+        """The file as it would be recorded, or None when it cannot be (in memory, or
+        content in the write-ahead log, which the check reads but the file's times miss)."""
+        if path is None:
+            return None
+        wal = path.with_name(f"{path.name}-wal")
+        try:
+            if wal.exists() and wal.stat().st_size > 0:
+                return None
+        except OSError:
+            return None
+        found = file_identity(path)
+        return f"{SCHEMA_VERSION} {found}" if found is not None else None
+
+    before = identity()
+    if key is not None and before is not None and checked(key) == [before]:
+        return
     rows = db.execute("PRAGMA quick_check").fetchall()
     if rows != [("ok",)]:
         raise sqlite3.DatabaseError(f"index file damaged: {rows[0][0]}")
+    if record and key is not None and before is not None and identity() == before:
+        record_checked(key, [before])  # unchanged while it was read: recorded as checked
 
 
 def _filters(

@@ -1,6 +1,6 @@
 """BM25 ranking of a small set of texts in memory: the agent-side full-text search.
 
-The lab's discourse nodes live in the SQLite FTS5 index (:mod:`labbrain.index.text`). What an
+The lab's discourse nodes live in the text index (:mod:`labbrain.index.text`). What an
 assistant writes (memories, findings, propositions) is small per domain or project and is read
 straight from its named graph; :func:`rank` scores those texts against a query with the same
 tokenisation as the index, so both searches agree on what a word is.

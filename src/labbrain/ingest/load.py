@@ -37,6 +37,7 @@ from labbrain.errors import (
     UnsupportedFormat,
     UnusablePath,
 )
+from labbrain.index.links import LinkRow
 from labbrain.index.text import IndexRecord
 from labbrain.ingest import jsonld
 from labbrain.ingest.roam_export import (
@@ -570,8 +571,9 @@ def _load_record(
     return [Quad(subject, NamedNode(p), o, system) for p, o in facts]
 
 
-#: Writes the text-index records of a dataset graph for a load id; returns how many.
-IndexSink = Callable[[str, str, list[IndexRecord]], int]
+#: Writes the text-index records and links of a dataset graph for a load id; returns how many
+#: records.
+IndexSink = Callable[[str, str, list[IndexRecord], list[LinkRow]], int]
 
 
 @dataclass
@@ -585,9 +587,11 @@ def _analyse(
     source: str,
     settings: Settings,
     writer: GraphWriter,
-    index: Callable[[list[IndexRecord]], int] | None,
+    index: Callable[[list[IndexRecord], list[LinkRow]], int] | None,
 ) -> _Analysed:
-    """Check and analyse an export, write its derived triples, then index its nodes.
+    """Check and analyse an export, write its derived triples, then index its nodes and
+    links (unless the analysis cannot tell the links exactly: then nothing is indexed here,
+    and ``indexed`` None tells the caller to index the graph from the store).
 
     Runs in a worker thread beside the bulk write of the export itself.
     """
@@ -600,14 +604,14 @@ def _analyse(
     if settings.strict_load and analysis.warnings:
         raise ExportFormatError(source, "strict load refused: " + "; ".join(analysis.warnings))
     derived = serialize(analysis.derived, format=RdfFormat.N_TRIPLES) or b""
-    if index is None:
+    if index is None or not analysis.links_exact:
         writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
         return _Analysed(analysis, None)
     records = [node.index_record() for node in analysis.nodes.values()]
     # Indexing (mostly inside SQLite) and the derived write (inside the store) both release
     # the GIL, so they overlap.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="labbrain-index") as pool:
-        indexed = pool.submit(index, records)
+        indexed = pool.submit(index, records, analysis.links)
         writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
         return _Analysed(analysis, indexed.result())
 

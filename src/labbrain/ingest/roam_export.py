@@ -5,7 +5,9 @@ the structure entry by entry (errors name the ``@graph`` index) and derives what
 JSON-LD does not say: the core class of each node (from its nodeSchema, else from the
 ``[[XXX]]`` title prefix), the core relation of each relationDef, direct
 ``<source> <relationDef> <destination>`` triples for every relation instance, wikilinks,
-page-URL links and image URLs. It also counts what a load summary reports.
+page-URL links and image URLs. It also counts what a load summary reports, and lists the
+links the index keeps for every node (:mod:`labbrain.index.links`), from the relations and
+references it has just resolved, so that a load need not read them back from the store.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from pyoxigraph import Literal, NamedNode, Triple
 
 from labbrain.errors import ExportFormatError
+from labbrain.index.links import TEXT, TYPED, LinkRow
 from labbrain.index.text import IndexRecord
 from labbrain.index.titles import normalise_title, title_abbreviation, wikilinks
 from labbrain.ingest.jsonld import JsonObject, pages_base
@@ -44,6 +47,8 @@ _EXPORTER_KINDS = _SCHEMA_TYPES | _RELDEF_TYPES | _INSTANCE_TYPES
 
 _IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _ROAM_URL_RE = re.compile(r"https://roamresearch\.com/#/app/[^/\s)\]]+/page/[A-Za-z0-9_-]+")
+#: The local part of a page reference whose IRI the JSON-LD expansion leaves as it is.
+_UID_RE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 _A = NamedNode(RDF + "type")
 _SUBCLASS = NamedNode(RDFS + "subClassOf")
@@ -72,11 +77,14 @@ def is_discourse_export(document: Any) -> bool:
 
 @dataclass
 class RelationDef:
-    """A relationDef entry: its label and, when it maps to one, the core relation."""
+    """A relationDef entry: its label and, when it maps to one, the core relation.
+    ``labelled`` is False when the entry has no label at all (its ``label`` is then "", and
+    the store has no ``rdfs:label`` for it)."""
 
     iri: str
     label: str
     core: str | None
+    labelled: bool = True
 
 
 @dataclass
@@ -120,6 +128,14 @@ class ExportAnalysis:
     warnings: list[str] = field(default_factory=list)
     derived: list[Triple] = field(default_factory=list)
     terms: dict[str, NamedNode] = field(default_factory=dict)  # node IRI -> its term
+    #: The links of the export as the ``index_links`` template reads them from the loaded
+    #: graph (repeats possible). Exact only when ``links_exact``: an export shaped in a way
+    #: this analysis does not follow link by link (a reference that is not ``pages:uid`` or
+    #: ``page:uid``, references on an entry that is not a page, a relationDef given twice, a
+    #: context of its own for ``page`` or an imported one) has its links read from the store
+    #: after the load instead.
+    links: list[LinkRow] = field(default_factory=list)
+    links_exact: bool = True
 
     @property
     def nodes_by_type(self) -> Counter[str]:
@@ -208,19 +224,28 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
             result.schemas[iri] = _text(entry, "label", position, label) or iri.rsplit("/", 1)[-1]
         elif kind in _RELDEF_TYPES:
             iri = expand(entry.get("@id"), position)
-            rel_label = _text(entry, "label", position, label) or ""
+            given_label = _text(entry, "label", position, label)
+            rel_label = given_label or ""
             if entry.get("inverseOf") is not None:
                 expand(entry["inverseOf"], position)  # must be a page reference
+            if iri in result.relation_defs:
+                result.links_exact = False  # the store holds every label given to it
             result.relation_defs[iri] = RelationDef(
                 iri=iri,
                 label=rel_label,
                 core=vocab.relation_by_label(rel_label) if rel_label else None,
+                labelled=given_label is not None,
             )
         elif kind in _INSTANCE_TYPES:
             pending_instances.append((index, entry))
         elif "title" in entry or kind in _SCHEMA_TYPES:
             pending_nodes.append((index, entry))
+            continue
+        if "textRefersToNode" in entry:
+            result.links_exact = False  # references of an entry that is not a page node
 
+    if _irregular_links(context, result.pages_base):
+        result.links_exact = False
     generated = document.get("prov:generatedAtTime")
     if export_id and isinstance(generated, str):
         with contextlib.suppress(ValueError):
@@ -274,8 +299,14 @@ def _collect_nodes(
         content = _text(entry, "content", position, label) or ""
         created = _text(entry, "created", position, label)
         modified = _text(entry, "modified", position, label)
-        for key in ("textRefersToNode", "backlinks", "backlink"):
+        for key in ("backlinks", "backlink"):
             _references(entry, key, position, label)
+        for reference in _references(entry, "textRefersToNode", position, label):
+            target = _page_iri(reference, result.pages_base)
+            if target is None:
+                result.links_exact = False
+            else:
+                result.links.append((iri, target, TEXT, None))
         declared = _node_schema_reference(entry.get("@type"), result, expand, position)
         schema_iri = expand(declared, position) if declared is not None else None
         kind = None
@@ -345,6 +376,7 @@ def _derive_links(result: ExportAnalysis) -> None:
             targets.update(url for url in _ROAM_URL_RE.findall(content) if url in result.nodes)
         targets.discard(node.iri)
         result.derived.extend(Triple(subject, _LINKS_TO, result.terms[t]) for t in sorted(targets))
+        result.links.extend((node.iri, target, TEXT, None) for target in targets)
         if "![" not in content:
             continue
         for url in dict.fromkeys(_IMAGE_RE.findall(content)):
@@ -389,6 +421,8 @@ def _derive_relations(
         seen.add(key3)
         subject, obj = result.terms[source], result.terms[destination]
         result.derived.append(Triple(subject, NamedNode(predicate), obj))
+        if rel.labelled:
+            result.links.append((source, destination, TYPED, rel.label))
         if rel.core is not None:
             result.derived.append(Triple(subject, NamedNode(rel.core), obj))
     if dangling:
@@ -400,3 +434,25 @@ def _derive_relations(
         result.warnings.append(
             f"{unknown_predicate} relation instance(s) use a predicate with no relationDef"
         )
+
+
+def _page_iri(reference: str, base: str | None) -> str | None:
+    """The IRI the JSON-LD expansion gives a ``pages:uid`` / ``page:uid`` reference (the
+    repaired context maps both prefixes to the export's page base), or None for a reference
+    of any other shape, whose expansion this analysis does not repeat."""
+    prefix, sep, local = reference.partition(":")
+    if base is None or not sep or prefix not in ("pages", "page") or not _UID_RE.match(local):
+        return None
+    return base + local
+
+
+def _irregular_links(context: Any, base: str | None) -> bool:
+    """True when the export's context may make the loaded graph's links differ from those
+    the analysis lists: an imported context, or a ``page`` prefix of its own (the repair
+    keeps it, so ``page:uid`` would not be a page of this export)."""
+    if not isinstance(context, dict) or "@import" in context:
+        return True
+    page = context.get("page")
+    if isinstance(page, dict):
+        page = page.get("@id")
+    return page is not None and page != base

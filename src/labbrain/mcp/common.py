@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -24,9 +25,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from labbrain.agent.claims.paths import PropositionPaths
-from labbrain.agent.claims.propositions import Propositions
-from labbrain.agent.memory.memories import Memories
 from labbrain.agent.projects.findings import Findings
 from labbrain.agent.projects.projects import Projects
 from labbrain.agent.projects.related import RelatedPagesFinder
@@ -38,6 +36,11 @@ from labbrain.mcp import caps
 from labbrain.mcp.logs import CLIENT_LOG, ClientLog
 from labbrain.ops.workflows import task_runner
 from labbrain.tasks.runner import TaskRunner
+
+if TYPE_CHECKING:
+    from labbrain.agent.claims.paths import PropositionPaths
+    from labbrain.agent.claims.propositions import Propositions
+    from labbrain.agent.memory.memories import Memories
 
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -65,7 +68,10 @@ Answer = BaseModel | CallToolResult
 class ToolContext:
     """What tools run against: the opened store, the discourse read model over it, the
     writer that applies agent writes with provenance and idempotency, the output cap, and
-    the agent-side services built on them (one of each, shared by every tool)."""
+    the agent-side services built on them (one of each, shared by every tool).
+
+    The memory and claims services are built (and their modules imported) when a tool first
+    uses them: a server without those toolsets never imports them."""
 
     brain: LabBrain
     reader: DiscourseReader
@@ -80,10 +86,12 @@ class ToolContext:
     projects: Projects = field(init=False)
     findings: Findings = field(init=False)
     related: RelatedPagesFinder = field(init=False)
-    memories: Memories = field(init=False)
-    propositions: Propositions = field(init=False)
-    paths: PropositionPaths = field(init=False)
     runner: TaskRunner = field(init=False)
+    # The services built at first use (tools run in worker threads: built once, under a lock).
+    _services: threading.RLock = field(init=False, repr=False, compare=False)
+    _memories: Memories | None = field(default=None, init=False, repr=False, compare=False)
+    _propositions: Propositions | None = field(default=None, init=False, repr=False, compare=False)
+    _paths: PropositionPaths | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def max_chars(self) -> int:
@@ -94,10 +102,38 @@ class ToolContext:
         self.projects = Projects(self.brain, self.reader, self.writer)
         self.findings = Findings(self.projects)
         self.related = RelatedPagesFinder(self.projects)
-        self.memories = Memories(self.brain, self.reader, self.writer)
-        self.propositions = Propositions(self.brain, self.reader, self.writer)
-        self.paths = PropositionPaths(self.propositions)
         self.runner = task_runner(self.brain)  # tasks run in this process, in the background
+        self._services = threading.RLock()
+
+    @property
+    def memories(self) -> Memories:
+        """The memory domains, memories and edges (built at first use, once)."""
+        with self._services:
+            if self._memories is None:
+                from labbrain.agent.memory.memories import Memories
+
+                self._memories = Memories(self.brain, self.reader, self.writer)
+            return self._memories
+
+    @property
+    def propositions(self) -> Propositions:
+        """The propositions and their relations (built at first use, once)."""
+        with self._services:
+            if self._propositions is None:
+                from labbrain.agent.claims.propositions import Propositions
+
+                self._propositions = Propositions(self.brain, self.reader, self.writer)
+            return self._propositions
+
+    @property
+    def paths(self) -> PropositionPaths:
+        """Lineage and contradictions over :attr:`propositions` (built at first use, once)."""
+        with self._services:
+            if self._paths is None:
+                from labbrain.agent.claims.paths import PropositionPaths
+
+                self._paths = PropositionPaths(self.propositions)
+            return self._paths
 
     @classmethod
     def open(
@@ -167,13 +203,16 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
 
     The handler has the function's signature without the context, and a model return type
     ``M`` becomes ``Annotated[CallToolResult, M]``: the SDK derives the same input and output
-    schemas from it as from the function."""
+    schemas from it as from the function. A model answer must be an ``M`` (else the call
+    fails): its structured content is then ``M``'s by construction, which is why
+    :func:`register` spares the SDK validating it again."""
     fn = spec.fn
     signature = inspect.signature(fn, eval_str=True)
     parameters = list(signature.parameters.values())[1:]  # the first one takes the context
     returns = signature.return_annotation
-    if isinstance(returns, type) and issubclass(returns, BaseModel):
-        returns = Annotated[CallToolResult, returns]
+    model = returns if isinstance(returns, type) and issubclass(returns, BaseModel) else None
+    if model is not None:
+        returns = Annotated[CallToolResult, model]
 
     own = next((p.name for p in parameters if _is_context(p.annotation)), None)
     if own is None:  # the SDK passes the request's context to the parameter typed Context
@@ -196,6 +235,8 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
             finally:
                 if records and ctx is not None:
                     await log.send(records, ctx)
+        if model is not None and isinstance(result, BaseModel) and not isinstance(result, model):
+            raise TypeError(f"{spec.name} answered {type(result).__name__}, not {model.__name__}")
         return _answered(result)
 
     handler.__name__ = handler.__qualname__ = spec.name
@@ -215,10 +256,18 @@ def _is_context(annotation: Any) -> bool:
 
 
 def register(server: MCPServer, context: ToolContext, spec: ToolSpec) -> None:
-    """Put one tool on ``server``, running against ``context``."""
+    """Put one tool on ``server``, running against ``context``.
+
+    The tool keeps its output schema (listed, and validated by clients), but the SDK does
+    not validate each structured answer against the answer model again: the answer was
+    dumped from an instance of that model a moment before (:func:`bind` checks the type),
+    and the output cap (:mod:`labbrain.mcp.caps`) keeps what it cuts valid."""
     server.tool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
         annotations=spec.annotations,
     )(bind(spec, context))
+    tool = server._tool_manager.get_tool(spec.name)
+    if tool is not None:  # the SDK reads this field at each call (None: no validation)
+        tool.fn_metadata.output_model = None

@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from mcp_types import Tool as MCPTool
 
@@ -29,6 +30,7 @@ from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
 from labbrain.mcp.listing import lean_input, lean_output
 from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
+from labbrain.store.local import checked, file_identity, record_checked
 
 log = logging.getLogger("labbrain.mcp")
 
@@ -85,16 +87,36 @@ def build_server(
     return server
 
 
+#: A file modified less than this long before it is read is not recorded: a second change
+#: within the file system's time resolution would not show in its times.
+SETTLED_NS = 2_000_000_000
+
+
 def load_data_path(brain: LabBrain, path: str) -> LoadReport | None:
     """Load the export at ``path`` unless the store already holds it unchanged.
 
-    Returns the load report, or None when the file's digest matches a loaded dataset.
+    Returns the load report, or None when the file's digest matches a loaded dataset. The
+    digest is the SHA-256 of the file's bytes, read and hashed at each start, except when the
+    file is exactly as it was when a writable server last read it (its
+    :func:`~labbrain.store.local.file_identity`, recorded with the digest in the user's cache
+    of checked files): then that digest is used and the file is not read. Any change to the
+    file, even one that keeps its size and modification time, changes its change time, so
+    it is read again.
     """
+    key = f"data-path:{os.path.abspath(path)}"
+    before = file_identity(Path(path), settled_ns=SETTLED_NS)
+    loaded = {dataset["sourceDigest"] for dataset in brain.datasets()}
+    known = checked(key) if before is not None else None
+    if known is not None and len(known) == 2 and known[0] == before and known[1] in loaded:
+        return None
     try:  # checked, read, format detected and hashed once
         read = read_input(path, brain.settings)
     except InputError as error:
         raise InputError(f"DATA_PATH: {error}") from None
-    if any(dataset["sourceDigest"] == read.digest for dataset in brain.datasets()):
+    after = file_identity(Path(path), settled_ns=SETTLED_NS) if before is not None else None
+    if before is not None and after == before and not brain.read_only:  # unchanged while read
+        record_checked(key, [before, read.digest])
+    if read.digest in loaded:
         return None
     if brain.read_only:
         raise StoreError(

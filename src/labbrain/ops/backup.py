@@ -46,7 +46,7 @@ from pyoxigraph import DefaultGraph, Quad, QuerySolutions
 
 from labbrain import __version__
 from labbrain.errors import BackupInvalid, InputError, SettingsError, StoreError
-from labbrain.index.text import SyncReport, TextIndex
+from labbrain.index.text import ENGINE_SUFFIX, SyncReport, TextIndex
 from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH
 from labbrain.settings import Settings
 from labbrain.store import templates
@@ -71,6 +71,9 @@ from labbrain.store.local import WriterLock, check_location, open_store
 FORMAT_VERSION = 1
 MANIFEST = "labbrain-backup.json"
 INDEX_FILE = "index.sqlite"
+#: The text index's full-text engine, a directory beside its SQLite file.
+ENGINE_DIR = Path(INDEX_FILE).with_suffix(ENGINE_SUFFIX).name
+_ENGINE_LOCKS = shutil.ignore_patterns(".tantivy-*.lock")
 VECTORS_FILE = "vectors.sqlite"
 HISTORY_FILE = "console_history"
 _CHUNK = 1 << 20
@@ -205,6 +208,10 @@ def _write_backup(given: str, source: Path, partial: Path) -> Manifest:
             reason = _copy_sqlite(source / name, partial / name)
             if reason:
                 skipped[name] = reason
+    if (source / ENGINE_DIR).is_dir() and INDEX_FILE not in skipped:
+        reason = _copy_engine(source / ENGINE_DIR, partial / ENGINE_DIR)
+        if reason:
+            skipped[ENGINE_DIR] = reason
     if (source / HISTORY_FILE).is_file():
         shutil.copy2(source / HISTORY_FILE, partial / HISTORY_FILE)
     manifest = Manifest(
@@ -243,6 +250,18 @@ def _copier(snapshot: QuadStore, graph: str) -> Callable[[GraphWriter], None]:
         writer.write(snapshot.quads(graph))
 
     return fill
+
+
+def _copy_engine(source: Path, target: Path) -> str | None:
+    """Copy the full-text engine's directory; return why it was not copied (a commit that
+    removed a file during the copy). A copy older or newer than the copied SQLite file is
+    no harm: the index finds the two disagree when it opens and rebuilds both."""
+    try:
+        shutil.copytree(source, target, ignore=_ENGINE_LOCKS)
+    except (OSError, shutil.Error) as error:
+        shutil.rmtree(target, ignore_errors=True)
+        return f"not copied ({error}); it is rebuilt after a restore"
+    return None
 
 
 def _copy_sqlite(source: Path, target: Path) -> str | None:
@@ -462,6 +481,8 @@ def _stage(backup: Path, manifest: Manifest, staging: Path) -> None:
     for name in (INDEX_FILE, VECTORS_FILE, HISTORY_FILE):
         if name in manifest.files:
             shutil.copy2(backup / name, staging / name)
+    if any(name.startswith(ENGINE_DIR + "/") for name in manifest.files):
+        shutil.copytree(backup / ENGINE_DIR, staging / ENGINE_DIR)
     verify_database(staging, manifest, what="the copy of the backup")
 
 

@@ -5,7 +5,8 @@ Each check gives one :class:`Finding`:
 - ``store``: a bulk write a crash left half-done (rolled back when the check opened the store,
   as every open does), one in flight in the process holding the store, or a restore stopped
   midway (``--repair`` puts the old content back);
-- ``text index``: ``index.sqlite`` missing, corrupt (SQLite and FTS5 integrity, schema) or
+- ``text index``: ``index.sqlite`` missing, corrupt (SQLite integrity, schema), its search engine
+  ``index.fulltext`` unusable or not holding the indexed loads, or
   stale (its load ids differ from the load records; graphs missing or extra) -> rebuilt;
 - ``vector index`` (when ``vectors.sqlite`` exists): corrupt -> removed (then `labbrain
   embed`); vectors of nodes no longer indexed -> pruned; nodes new or changed since they were
@@ -138,7 +139,8 @@ def _shown_store(settings: Settings) -> str:
 
 def diagnose(brain: LabBrain, settings: Settings) -> list[Finding]:
     """Every check on an opened store, in :data:`CHECKS` order."""
-    index_state = sqlite_state(brain.index.path, "index")
+    state = sqlite_state(brain.index.path, "index")
+    index_state = f"index.sqlite {state}" if state is not None else brain.index.engine_state()
     in_flight = _bulk_write_in_flight(brain)
     return [
         _check_store(brain),
@@ -193,10 +195,8 @@ def sqlite_state(path: Path | None, checks: Literal["index", "vectors"]) -> str 
             expected = INDEX_SCHEMA if checks == "index" else VECTORS_SCHEMA
             if schema is None or schema[0] != expected:
                 return f"outdated or foreign schema ({schema[0] if schema else 'none'})"
-            if checks == "index":
-                copy.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('integrity-check')")
-            else:
-                copy.execute("SELECT count(*) FROM vectors").fetchone()
+            table = "nodes" if checks == "index" else "vectors"
+            copy.execute(f"SELECT count(*) FROM {table}").fetchone()
         finally:
             copy.close()
     except sqlite3.Error as error:
@@ -254,7 +254,7 @@ def _bulk_write_in_flight(brain: LabBrain) -> bool:
 def _check_text_index(brain: LabBrain, state: str | None, *, in_flight: bool) -> Finding:
     fix = "--repair (or `labbrain reindex`)"
     if state is not None:
-        return Finding("text index", "problem", f"index.sqlite {state}", fix, repairable=True)
+        return Finding("text index", "problem", state, fix, repairable=True)
     stale, gone = brain.index.stale_graphs(brain.store)
     if (stale or gone) and in_flight:
         return Finding(

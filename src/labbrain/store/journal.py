@@ -21,7 +21,7 @@ JOURNAL_DIR = "journal"
 JOURNAL_MARKER = "COMPLETE"
 DISCARD_DIR = "oxigraph.discard"
 #: What ``labbrain restore`` replaces in a store directory (SQLite side files go along).
-RESTORED = (DB_DIR, "index.sqlite", "vectors.sqlite", "console_history")
+RESTORED = (DB_DIR, "index.sqlite", "index.fulltext", "vectors.sqlite", "console_history")
 SQLITE_SIDE_FILES = ("-wal", "-shm")
 #: Where a restore stages its copy, sets the current content aside, and marks its commit.
 RESTORE_STAGING = "restore.partial"

@@ -16,6 +16,10 @@ On-disk layout of a store directory::
                           the write is in flight (or after a crash, until recovery)
     <store>/index.sqlite  derived text index (see labbrain.index.text)
 
+Nothing else is written there: what labbrain remembers about files it checked (the index
+file passing its whole-file check, the digest of a ``DATA_PATH`` export) is a cache in the
+user's cache directory (:func:`checked`), outside every store.
+
 Atomic graph replacement on disk: pyoxigraph's bulk writer is fast but not transactional, so
 before a bulk write the store takes a consistent hard-link backup into ``journal/`` and marks
 it complete. If the write fails, or the process dies, the next open (or the failing call
@@ -29,6 +33,7 @@ from __future__ import annotations
 import errno
 import gc
 import itertools
+import json
 import os
 import shutil
 import stat
@@ -40,6 +45,7 @@ from pathlib import Path
 from typing import IO
 
 import portalocker
+from platformdirs import user_cache_dir
 from pyoxigraph import (
     BlankNode,
     NamedNode,
@@ -647,6 +653,73 @@ class _BulkWriter:
             self._owner._store.bulk_extend(
                 Quad(item.subject, item.predicate, item.object, target) for item in part
             )
+
+
+# ----------------------------------------------------------------------- files checked once
+#: The cache of what files were when labbrain last checked them, in the user's cache
+#: directory (``$XDG_CACHE_HOME/labbrain`` on Linux): losing it only costs a check.
+CHECKED_FILE = "checked-files.json"
+#: Entries kept (the least recently recorded are dropped).
+CHECKED_KEPT = 256
+
+
+def file_identity(path: Path, *, settled_ns: int = 0) -> str | None:
+    """What the regular file at ``path`` is now: its device, inode, size, modification and
+    change times. Any write to the file, a truncation, a copy or a replacement changes it; so
+    does setting its modification time back (the change time cannot be set). None when it is
+    not a regular file, cannot be looked at, or was modified less than ``settled_ns``
+    nanoseconds ago (a second change within the file system's time resolution would not
+    show)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or time.time_ns() - st.st_mtime_ns < settled_ns:
+        return None
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}"
+
+
+def _checked_file() -> Path:
+    return Path(user_cache_dir("labbrain", appauthor=False)) / CHECKED_FILE
+
+
+def _checked_entries() -> dict[str, list[str]]:
+    try:
+        data = json.loads(_checked_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: value
+        for key, value in data.items()
+        if isinstance(value, list) and all(isinstance(item, str) for item in value)
+    }
+
+
+def checked(key: str) -> list[str] | None:
+    """What was recorded for ``key`` (e.g. ``index:<path>``) by :func:`record_checked`, or
+    None (nothing recorded, or the cache is missing or unreadable)."""
+    return _checked_entries().get(key)
+
+
+def record_checked(key: str, value: list[str]) -> None:
+    """Record ``value`` for ``key``, replacing what was recorded. Best effort: a cache that
+    cannot be written, or a record lost to another process writing at the same moment, only
+    costs a check next time."""
+    entries = _checked_entries()
+    entries.pop(key, None)
+    entries[key] = value
+    kept = dict(list(entries.items())[-CHECKED_KEPT:])
+    target = _checked_file()
+    partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(kept, indent=0), encoding="utf-8")
+        partial.replace(target)
+    except OSError:
+        with suppress(OSError):
+            partial.unlink()
 
 
 def open_store(location: str, *, read_only: bool = False) -> OxigraphStore:

@@ -3,7 +3,7 @@
 :meth:`PropositionPaths.find_lineage` walks, breadth-first and in both directions, the
 relations recorded between propositions (and lab nodes), each proposition's lab source
 (``prov:wasDerivedFrom``), and the typed relations of the dataset graphs (the
-``node_edges`` template that :meth:`DiscourseReader.find_path` walks too).
+``node_edges`` template, read from the index as :meth:`DiscourseReader.find_path` reads it).
 :meth:`PropositionPaths.find_contradictions` gathers what conflicts with a claim: explicit
 contradicts / refutes relations, the lab's Opposes relations, and opposing relations on
 similar propositions (sharing key terms, or, once ``labbrain embed`` computed the lab's
@@ -202,12 +202,13 @@ class PropositionPaths:
         return steps
 
     def _lab_steps(self, node: IndexedNode) -> list[_Step]:
-        """The typed relations of a lab node in its dataset graph, both directions."""
-        rows = templates.run(self.brain.store, "node_edges", node=node.iri, graph=node.graph)
+        """The typed relations of a lab node in its dataset graph, both directions (the
+        ``node_edges`` template's rows, from the index's read model of it)."""
+        rows = self.brain.index.links_of(node.graph, [node.iri])[node.iri]
         return [
-            _Step(row["other"], row["direction"] == "outgoing", "lab", row["label"])
+            _Step(row.other, row.direction == "outgoing", "lab", row.label or "")
             for row in rows
-            if row["kind"] == "typed"
+            if row.kind == "typed"
         ]
 
     def find_lineage(self, from_concept: str, to_concept: str, max_hops: int = 6) -> LineageResult:

@@ -22,23 +22,48 @@ A read-only server (:func:`offered` with ``read_only``) lists no tool that write
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import importlib
+from collections.abc import Iterable, Iterator, Mapping
 
 from labbrain.errors import SettingsError
 from labbrain.mcp.common import READ_ONLY, ToolSpec
-from labbrain.mcp.tools import claims, discourse, memory, projects, semantic, sparql, tasks
 
-#: Every toolset by name, in the order the server registers (and lists) its tools.
-TOOLSETS: dict[str, tuple[ToolSpec, ...]] = {
-    "discourse": discourse.TOOLS,
-    "sparql": sparql.TOOLS,
-    "notes": projects.NOTES,
-    "notebook": projects.TOOLS,
-    "memory": memory.TOOLS,
-    "claims": claims.TOOLS,
-    "tasks": tasks.TOOLS,
-    "semantic": semantic.TOOLS,
+#: Where each toolset's tools are listed: (module of this package, its tuple of ToolSpec).
+_SOURCES: dict[str, tuple[str, str]] = {
+    "discourse": ("discourse", "TOOLS"),
+    "sparql": ("sparql", "TOOLS"),
+    "notes": ("projects", "NOTES"),
+    "notebook": ("projects", "TOOLS"),
+    "memory": ("memory", "TOOLS"),
+    "claims": ("claims", "TOOLS"),
+    "tasks": ("tasks", "TOOLS"),
+    "semantic": ("semantic", "TOOLS"),
 }
+
+
+class Toolsets(Mapping[str, tuple[ToolSpec, ...]]):
+    """Every toolset by name, in the order the server registers (and lists) its tools.
+
+    A toolset's module (and the agent-side services and answer models it imports) is
+    imported the first time its tools are asked for, so that a server offering the default
+    toolsets starts without importing the others. Names and order never import anything."""
+
+    def __getitem__(self, name: str) -> tuple[ToolSpec, ...]:
+        module, attribute = _SOURCES[name]
+        specs: tuple[ToolSpec, ...] = getattr(
+            importlib.import_module(f"{__name__}.{module}"), attribute
+        )
+        return specs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_SOURCES)
+
+    def __len__(self) -> int:
+        return len(_SOURCES)
+
+
+#: Every toolset by name (see :class:`Toolsets`).
+TOOLSETS: Mapping[str, tuple[ToolSpec, ...]] = Toolsets()
 
 #: The toolsets of a server started without ``--toolsets``.
 DEFAULT_TOOLSETS: tuple[str, ...] = ("discourse", "sparql", "notes")
@@ -78,10 +103,11 @@ def offered(toolsets: Iterable[str], *, read_only: bool = False) -> list[ToolSpe
     chosen = set(toolsets)
     seen: set[str] = set()
     tools: list[ToolSpec] = []
-    for name, specs in TOOLSETS.items():
-        if name not in chosen or any(
-            other != name and _names(specs) < _names(TOOLSETS[other]) for other in chosen
-        ):
+    for name in TOOLSETS:  # only the toolsets asked for are imported
+        if name not in chosen:
+            continue
+        specs = TOOLSETS[name]
+        if any(other != name and _names(specs) < _names(TOOLSETS[other]) for other in chosen):
             continue  # a part of another toolset asked for (notes of the notebook) is listed there
         for spec in specs:
             if spec.name in seen:

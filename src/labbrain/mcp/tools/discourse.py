@@ -33,7 +33,6 @@ from labbrain.discourse.models import (
     SearchNodesResult,
 )
 from labbrain.mcp.common import WRITE, ToolContext, ToolSpec, answer
-from labbrain.mcp.images import ImageRefused, fetch_image
 
 Uid = Annotated[str, Field(description="node uid, e.g. 'CnOU48Obk'")]
 Dataset = Annotated[str | None, Field(description="only this dataset (slug); default: all")]
@@ -128,6 +127,8 @@ def get_node_images(
         if result.keyImage is not None:
             result.note = "images are not fetched (LABBRAIN_IMAGE_FETCH is off); use the URLs"
         return answer(result)
+    from labbrain.mcp.images import ImageRefused, fetch_image  # only where fetching is on
+
     try:
         image = fetch_image(result.keyImage, settings)
     except ImageRefused as refusal:
