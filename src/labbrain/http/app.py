@@ -10,8 +10,10 @@ Routes::
     /mcp              the MCP server over streamable HTTP (with ``mcp=True``)
 
 Every request passes the Guard first (Host, Origin, size: http_guard); every error is
-answered in one JSON shape (http_errors). Queries run in worker processes with a time limit
-(http_pool); updates run here, one at a time, behind a bearer token.
+answered in one JSON shape (http_errors). Query requests are then answered by a middleware
+ahead of the router (http_sparql.QueryRequests): in worker processes with a time limit
+(http_pool), or here when the query is a bounded lookup that cannot run long (http_lookup);
+updates run here, one at a time, behind a bearer token.
 
 :func:`open_for_serving` opens the store the way the server needs it: a server that takes
 updates holds the writer lock; a read-only one over an on-disk store holds none, so that
@@ -50,7 +52,8 @@ from labbrain.http.errors import (
 )
 from labbrain.http.guard import Guard, default_hosts, sdk_security
 from labbrain.http.pool import QueryPool, QueryRunner, runner_for
-from labbrain.http.sparql import Endpoint, graph_store, sparql
+from labbrain.http.sparql import Endpoint, QueryRequests, graph_store, sparql
+from labbrain.http.transport import http_protocol
 from labbrain.settings import Settings
 from labbrain.store.fresh import FreshStore
 
@@ -109,6 +112,7 @@ def build_app(
         workers=settings.http_query_workers,
         seconds=settings.http_query_timeout_seconds,
     )
+    pooled = isinstance(runner, QueryPool)
     endpoint = Endpoint(
         brain=brain,
         runner=runner,
@@ -116,6 +120,9 @@ def build_app(
         timeout_seconds=runner.seconds if isinstance(runner, QueryPool) else None,
         allow_update=allow_update,
         update_token=token,
+        # Bounded lookups (http_lookup) need no worker to stop them: answered here, from
+        # the store the workers read (its last commit), when queries run in workers at all.
+        lookups=brain.store if pooled else None,
     )
     routes = [
         Route("/", page, methods=["GET"]),
@@ -163,7 +170,8 @@ def build_app(
                 max_body=settings.http_max_request_bytes,
                 token=token if allow_update else None,
                 max_token_body=settings.http_max_update_bytes,
-            )
+            ),
+            Middleware(QueryRequests, endpoint=endpoint),
         ],
         exception_handlers={
             HttpError: _on_http_error,
@@ -242,6 +250,7 @@ def serve(
         print(banner(brain, binding, endpoint, mcp=mcp), file=sys.stderr, flush=True)
         config = uvicorn.Config(
             app,
+            http=http_protocol(),  # one write per answer (http_transport)
             log_level="info",
             access_log=access_log,
             timeout_graceful_shutdown=5,

@@ -8,7 +8,10 @@ runs normally.
 
 A worker keeps its read-only view open between queries and reopens it when the store's files
 change (any write, by this process or another: store.fresh), so answers are always as fresh as
-the last committed write, at the cost of a directory listing per query.
+the last committed write, at the cost of a few ``stat`` calls per query. A worker opens its view
+as it starts and then reports ready; the pool's start waits for that, so the first queries do
+not wait for interpreters to start. Jobs and replies go over one socket per worker, kept for
+its life.
 
 Stores that cannot be opened by another process (in memory, or a remote backend with its own
 limits) run queries in-process instead, with the row cap but no time limit of labbrain's own.
@@ -24,6 +27,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
@@ -43,6 +47,9 @@ from labbrain.store.base import QuadStore
 from labbrain.store.fresh import Snapshot
 
 log = logging.getLogger("labbrain.http")
+
+#: What a worker sends once it has started (before any reply).
+READY = ("ready", None)
 
 UPDATE_AS_QUERY = (
     "this is a SPARQL update: send it as an update (form field `update` or "
@@ -93,6 +100,17 @@ def execute(store: QuadStore, job: QueryJob) -> Answer:
     except (OSError, RuntimeError, ValueError) as error:
         # Raised by the engine while evaluating (e.g. a type it cannot handle).
         raise QueryError(_first_line(error)) from None
+
+
+def run_here(store: QuadStore, job: QueryJob) -> Answer:
+    """Run ``job`` on ``store`` in this process, failing exactly as the same job fails on a
+    worker: every error becomes the LabbrainError or HttpError a worker would report."""
+    try:
+        return execute(store, job)
+    except Exception as error:  # as worker_main does
+        payload = _error_payload(error)
+    _raise_payload(payload)
+    raise AssertionError("unreachable")
 
 
 def _first_line(error: BaseException) -> str:
@@ -157,6 +175,14 @@ def worker_main(conn: Connection, location: str) -> None:
     """A worker process: answer jobs from ``conn`` until it closes or sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the server's to handle
     snapshot = Snapshot(location)
+    # Open the view now, then say so: the server counts a worker as started once ready. A
+    # store that cannot be opened reports its error on each query instead.
+    with contextlib.suppress(Exception):
+        snapshot.store()
+    try:
+        conn.send(READY)
+    except (OSError, ValueError):
+        return
     while True:
         try:
             message = conn.recv()
@@ -202,13 +228,30 @@ class _Worker:
             worker_end.close()
         self.number = number
         self.conn = Connection(server_end.detach())
+        self.ready = False
 
     def alive(self) -> bool:
         """True while the process runs."""
         return self.process.poll() is None
 
+    def wait_ready(self, seconds: float) -> bool:
+        """Wait at most ``seconds`` for the worker to have started (its view of the store
+        open); True once it has. Raise EOFError / OSError when it died meanwhile."""
+        if not self.ready and self.conn.poll(seconds):
+            message = self.conn.recv()
+            if message != READY:
+                raise OSError(f"query worker {self.number} sent {message!r} before starting")
+            self.ready = True
+        return self.ready
+
     def call(self, job: QueryJob, seconds: float) -> tuple[str, Any]:
-        """Send ``job`` and wait at most ``seconds`` for the reply."""
+        """Send ``job`` and wait at most ``seconds`` for the reply (a worker still starting
+        takes its start from the same time)."""
+        if not self.ready:
+            started = time.monotonic()
+            if not self.wait_ready(seconds):
+                raise _Timeout
+            seconds = max(0.0, seconds - (time.monotonic() - started))
         self.conn.send(asdict(job))
         if not self.conn.poll(seconds):
             raise _Timeout
@@ -245,11 +288,18 @@ class QueryPool:
         self._lock = threading.Lock()
         self._spawned = 0
         self._closed = False
+        #: How long start() waits for the workers to be ready.
+        self.start_seconds = 60.0
 
     def start(self) -> None:
-        """Start the worker processes."""
-        for _ in range(self.size):
-            self._idle.put(self._spawn())
+        """Start the worker processes, and wait (at most :attr:`start_seconds`) until each is
+        ready, so that the first queries find them started, not importing."""
+        workers = [self._spawn() for _ in range(self.size)]
+        deadline = time.monotonic() + self.start_seconds
+        for worker in workers:
+            with contextlib.suppress(EOFError, OSError):  # run() replaces a dead worker
+                worker.wait_ready(max(0.0, deadline - time.monotonic()))
+            self._idle.put(worker)
 
     def _spawn(self) -> _Worker:
         with self._lock:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from pyoxigraph import (
@@ -157,6 +159,16 @@ def _quality(media: str, ranges: list[tuple[str, float]]) -> float:
 def choose_format(
     kind: Kind, accept: str | None, requested: str | None = None, *, page: bool = False
 ) -> Format:
+    """The format to answer in (see :func:`_choose_format`; the choice of recent headers is
+    kept: a client sends the same Accept header again and again)."""
+    if (accept is None or len(accept) <= 1024) and (requested is None or len(requested) <= 64):
+        return _cached_choice(kind, accept, requested, page)
+    return _choose_format(kind, accept, requested, page=page)
+
+
+def _choose_format(
+    kind: Kind, accept: str | None, requested: str | None = None, *, page: bool = False
+) -> Format:
     """The format to answer in: ``requested`` (a short name or media type, e.g. from a
     ``format`` parameter) when given, else the best match of the Accept header, ties going to
     the server's order. With ``page``, the HTML page is a candidate too, after the standard
@@ -195,6 +207,13 @@ def choose_format(
         types = ", ".join(f.media_type for f in candidates)
         raise HttpError(406, "NotAcceptable", f"no acceptable format for this answer; use {types}")
     return best
+
+
+def _choice(kind: Kind, accept: str | None, requested: str | None, page: bool) -> Format:
+    return _choose_format(kind, accept, requested, page=page)
+
+
+_cached_choice = lru_cache(maxsize=256)(_choice)
 
 
 @dataclass(frozen=True)
@@ -281,19 +300,17 @@ def write_answer(
         return Answer(kind, fmt.name, body, truncated, len(triples))
     assert isinstance(result, QuerySolutions)
     variables = [v.value for v in result.variables]
-    rows: list[dict[str, Any]] = []
+    columns = list(enumerate(variables))
     truncated = False
-    for solution in result:
-        if len(rows) == max_rows:
-            truncated = True
-            break
-        row = {}
-        for name in variables:
-            value = solution[name]
-            if value is not None:
-                row[name] = term_json(value)
-        rows.append(row)
     if fmt is PAGE:
+        rows: list[dict[str, Any]] = []
+        for solution in result:
+            if len(rows) == max_rows:
+                truncated = True
+                break
+            rows.append(
+                {name: term_json(solution[i]) for i, name in columns if solution[i] is not None}
+            )
         body = render(
             "select",
             query=query,
@@ -304,10 +321,22 @@ def write_answer(
         )
         return Answer(kind, fmt.name, body, truncated, len(rows))
     assert isinstance(fmt.writer, QueryResultsFormat)
-    document = json.dumps(
-        {"head": {"vars": variables}, "results": {"bindings": rows}},
-        ensure_ascii=False,
-        separators=(",", ":"),
+    # The JSON document is written here, row by row (what json.dumps would write, faster).
+    keys = [(i, _json_string(name) + ":") for i, name in columns]
+    texts: list[str] = []
+    for solution in result:
+        if len(texts) == max_rows:
+            truncated = True
+            break
+        fields = []
+        for index, key in keys:
+            value = solution[index]  # by position: cheaper than by name
+            if value is not None:
+                fields.append(key + term_json_text(value))
+        texts.append("{" + ",".join(fields) + "}")
+    head = ",".join(_json_string(name) for name in variables)
+    document = (
+        '{"head":{"vars":[' + head + ']},"results":{"bindings":[' + ",".join(texts) + "]}}"
     ).encode("utf-8")
     if fmt.writer == QueryResultsFormat.JSON:
         body = document
@@ -315,7 +344,31 @@ def write_answer(
         reread = parse_query_results(document, QueryResultsFormat.JSON)
         assert isinstance(reread, QuerySolutions)
         body = reread.serialize(format=fmt.writer) or b""
-    return Answer(kind, fmt.name, body, truncated, len(rows))
+    return Answer(kind, fmt.name, body, truncated, len(texts))
+
+
+#: A string as JSON text, escaped as ``json.dumps(..., ensure_ascii=False)`` escapes it.
+_json_string = encode_basestring
+_XSD_STRING = XSD + "string"
+
+
+def term_json_text(term: Any) -> str:
+    """``term_json(term)`` as compact JSON text: exactly what ``json.dumps(term_json(term),
+    ensure_ascii=False, separators=(",", ":"))`` writes, without building the dict."""
+    kind = type(term)
+    if kind is NamedNode:
+        return '{"type":"uri","value":' + _json_string(term.value) + "}"
+    if kind is RdfLiteral and term.direction is None:
+        text = '{"type":"literal","value":' + _json_string(term.value)
+        if term.language:
+            return text + ',"xml:lang":' + _json_string(term.language) + "}"
+        datatype = term.datatype.value
+        if datatype != _XSD_STRING:
+            return text + ',"datatype":' + _json_string(datatype) + "}"
+        return text + "}"
+    if kind is BlankNode:
+        return '{"type":"bnode","value":' + _json_string(term.value) + "}"
+    return json.dumps(term_json(term), ensure_ascii=False, separators=(",", ":"))
 
 
 def write_graph(

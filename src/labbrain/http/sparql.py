@@ -27,18 +27,19 @@ import hmac
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
-from urllib.parse import parse_qs
+from functools import lru_cache, partial
+from urllib.parse import parse_qs, parse_qsl
 
 import anyio
 import anyio.to_thread
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound, QueryNotAllowed
+from labbrain.errors import GraphNotFound, LabbrainError, QueryNotAllowed
 from labbrain.http.dataset import (
     QUERY_PARAMS,
     Dataset,
@@ -47,9 +48,10 @@ from labbrain.http.dataset import (
     refuse_for_update,
     with_dataset,
 )
-from labbrain.http.errors import HttpError
+from labbrain.http.errors import HttpError, from_http_error, from_library_error
+from labbrain.http.lookup import answers_in_process
 from labbrain.http.page import PAGE_HEADERS
-from labbrain.http.pool import QueryJob, QueryRunner
+from labbrain.http.pool import QueryJob, QueryRunner, run_here
 from labbrain.http.results import (
     GRAPH_FORMATS,
     PAGE,
@@ -61,6 +63,8 @@ from labbrain.http.results import (
 )
 from labbrain.rdf.namespaces import DCT, RDF, SD, W3C_FORMATS, graph_iri
 from labbrain.rdf.sparql_policy import check_query, dataset_graphs
+from labbrain.store.base import QuadStore
+from labbrain.store.fresh import FreshStore
 from labbrain.store.remote.http import TRUNCATED_HEADER
 
 #: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
@@ -81,6 +85,9 @@ class Endpoint:
     timeout_seconds: float | None = None
     allow_update: bool = False
     update_token: str | None = None
+    #: The store bounded lookups (http_lookup) are answered from in this process; None: every
+    #: query goes to the runner.
+    lookups: QuadStore | None = None
     update_lock: anyio.Lock = field(default_factory=anyio.Lock)
     #: Threads that may wait for a query worker at once (more requests queue for a thread),
     #: so that waiting queries never take every thread other requests need.
@@ -113,30 +120,26 @@ def _media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-async def _body_text(request: Request) -> str:
-    try:
-        return (await request.body()).decode("utf-8")
-    except UnicodeDecodeError:
-        raise HttpError(400, "ProtocolError", "the request body is not UTF-8") from None
-
-
-async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | None, str | None]:
-    """(all parameters, query text, update text) of a protocol request."""
+def parameters(
+    method: str, query_string: bytes, media: str, body: bytes
+) -> tuple[dict[str, list[str]], str | None, str | None]:
+    """(all parameters, query text, update text) of a protocol request: its method, raw
+    query string, media type (lower case, no parameters) and body. Raise HttpError for a
+    request the protocol does not allow."""
     params: dict[str, list[str]] = {}
-    for key, value in request.query_params.multi_items():
+    # As starlette reads a query string (Request.query_params).
+    for key, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
         params.setdefault(key, []).append(value)
     query: str | None = None
     update: str | None = None
-    if request.method == "POST":
-        media = _media_type(request)
+    if method == "POST":
         if media == FORM:
-            body = await _body_text(request)
-            for key, values in parse_qs(body, keep_blank_values=True).items():
+            for key, values in _form(body):
                 params.setdefault(key, []).extend(values)
         elif media == QUERY_TYPE:
-            query = await _body_text(request)
+            query = _utf8(body)
         elif media == UPDATE_TYPE:
-            update = await _body_text(request)
+            update = _utf8(body)
         else:
             raise HttpError(
                 415,
@@ -156,6 +159,40 @@ async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | Non
     else:
         refuse_for_query(params)
     return params, query, update
+
+
+#: Form bodies up to this size have their parsed fields kept (clients send the same
+#: query again and again; percent-decoding one costs more than answering a lookup).
+CACHED_FORM = 16_384
+
+
+def _form(body: bytes) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The fields of a form-encoded body, each name with its values in order (cached for
+    small bodies: a pure function of the bytes). Raise HttpError when it is not UTF-8."""
+    if len(body) > CACHED_FORM:
+        return _read_form(body)
+    return _cached_form(body)
+
+
+def _read_form(body: bytes) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    fields = parse_qs(_utf8(body), keep_blank_values=True)
+    return tuple((key, tuple(values)) for key, values in fields.items())
+
+
+_cached_form = lru_cache(maxsize=256)(_read_form)
+
+
+def _utf8(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HttpError(400, "ProtocolError", "the request body is not UTF-8") from None
+
+
+async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | None, str | None]:
+    """(all parameters, query text, update text) of a protocol request."""
+    body = await request.body() if request.method == "POST" else b""
+    return parameters(request.method, request.scope["query_string"], _media_type(request), body)
 
 
 def _check_dataset(dataset: Dataset, graphs: Callable[[], list[str]]) -> None:
@@ -183,6 +220,20 @@ async def sparql(request: Request) -> Response:
         return await _update(request, endpoint, update)
     if query is None:
         return await _service_description(request, endpoint, requested)
+    status, headers, body = await answer_query(
+        endpoint, params, query, request.headers.get("accept")
+    )
+    return Response(body, status_code=status, headers=dict(headers))
+
+
+async def answer_query(
+    endpoint: Endpoint, params: Mapping[str, list[str]], query: str, accept: str | None
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """(status, headers, body) of the answer to a query request: its dataset parameters
+    applied, the policy checked (sparql_policy), then run either here (a bounded lookup, see
+    http_lookup) or on the runner (a worker process with the time limit), at most
+    ``max_rows`` rows. Raise HttpError or LabbrainError for an answer that is an error."""
+    requested = _single(params, "format")
     if not query.strip():
         raise HttpError(400, "ProtocolError", "the query is empty")
     dataset = query_dataset(params)
@@ -192,26 +243,116 @@ async def sparql(request: Request) -> Response:
     check_query(query, graphs=store.graphs)
     job = QueryJob(
         query=query,
-        accept=request.headers.get("accept"),
+        accept=accept,
         format=requested,
         max_rows=endpoint.max_rows,
         union=not dataset_graphs(query),
     )
-    answer = await anyio.to_thread.run_sync(endpoint.runner.run, job, limiter=endpoint.limiter())
-    headers = {"Vary": "Accept", "Cache-Control": "no-store"}
-    if answer.truncated:
-        headers[TRUNCATED_HEADER] = "true"
-        headers["X-Labbrain-Max-Rows"] = str(endpoint.max_rows)
+    if endpoint.lookups is not None and answers_in_process(query, endpoint.max_rows):
+        # Bounded (http_lookup): no worker is needed to stop it, so it runs here, on the
+        # event loop. Opening a new view of a store another process wrote (some ms) is
+        # done on a thread instead.
+        store = endpoint.lookups
+        if isinstance(store, FreshStore):
+            view = store.current_view()
+            store = view if view is not None else await anyio.to_thread.run_sync(store.view)
+        answer = run_here(store, job)
+    else:
+        answer = await anyio.to_thread.run_sync(
+            endpoint.runner.run, job, limiter=endpoint.limiter()
+        )
     fmt = format_named(answer.format)
+    headers = [
+        ("content-type", fmt.content_type),
+        ("vary", "Accept"),
+        ("cache-control", "no-store"),
+    ]
+    if answer.truncated:
+        headers.append((TRUNCATED_HEADER.lower(), "true"))
+        headers.append(("x-labbrain-max-rows", str(endpoint.max_rows)))
     if fmt is PAGE:
-        headers.update(PAGE_HEADERS)
-    return _body(answer.body, fmt, headers)
+        headers.extend((key.lower(), value) for key, value in PAGE_HEADERS.items())
+    return 200, headers, answer.body
+
+
+class QueryRequests:
+    """ASGI middleware answering SPARQL query requests (``GET`` / ``POST`` on ``/sparql``)
+    without the router and request objects: the same parameters (:func:`parameters`), the
+    same answer (:func:`answer_query`) and the same error bodies as the ``/sparql`` route,
+    which still takes everything else (updates, the service description, other methods).
+    It goes after the Guard, which has then checked Host, Origin and size."""
+
+    def __init__(self, app: ASGIApp, *, endpoint: Endpoint, path: str = "/sparql") -> None:
+        self.app = app
+        self.endpoint = endpoint
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["path"] != self.path
+            or scope.get("root_path")
+            or scope["method"] not in ("GET", "POST")
+        ):
+            await self.app(scope, receive, send)
+            return
+        method: str = scope["method"]
+        media = ""
+        accept: str | None = None
+        for key, value in scope["headers"]:
+            if key == b"content-type":
+                media = value.decode("latin-1").split(";")[0].strip().lower()
+            elif key == b"accept":
+                accept = value.decode("latin-1")
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            params, query, update = parameters(method, scope["query_string"], media, body)
+            if update is not None or query is None:
+                await self.app(scope, _replay(body, receive), send)
+                return
+            status, headers, content = await answer_query(self.endpoint, params, query, accept)
+        except HttpError as error:
+            await from_http_error(error)(scope, receive, send)
+            return
+        except LabbrainError as error:
+            await from_library_error(error)(scope, receive, send)
+            return
+        headers.append(("content-length", str(len(content))))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers],
+            }
+        )
+        await send({"type": "http.response.body", "body": content})
 
 
 def _body(body: bytes, fmt: Format, headers: dict[str, str]) -> Response:
     response = Response(body, headers=headers)
     response.headers["Content-Type"] = fmt.content_type
     return response
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives ``body`` once, then whatever ``receive`` gives."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _authorize(request: Request, endpoint: Endpoint) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urljoin
 
 from labbrain.errors import QueryNotAllowed
@@ -56,6 +58,37 @@ def _code_and_iris(sparql: str) -> str:
     )
 
 
+#: Query texts up to this length have what the checks read from them kept (an endpoint sees
+#: the same texts again and again); longer ones are read each time.
+CACHED_TEXT = 8_192
+
+
+@dataclass(frozen=True)
+class QueryFacts:
+    """What the policy reads from a query's text: whether it uses SERVICE, and the graphs
+    its FROM / FROM NAMED clauses name (see :func:`dataset_graphs`)."""
+
+    service: bool
+    graphs: tuple[str, ...]
+
+
+def query_facts(sparql: str) -> QueryFacts:
+    """The facts of ``sparql``, from a cache of recent texts (a pure function of the text)."""
+    if len(sparql) > CACHED_TEXT:
+        return _read_facts(sparql)
+    return _cached_facts(sparql)
+
+
+def _read_facts(sparql: str) -> QueryFacts:
+    return QueryFacts(
+        service=_SERVICE_RE.search(code_only(sparql)) is not None,
+        graphs=tuple(_dataset_graphs(sparql)),
+    )
+
+
+_cached_facts = lru_cache(maxsize=512)(_read_facts)
+
+
 def dataset_graphs(sparql: str) -> list[str]:
     """The graph IRIs a query names in FROM and FROM NAMED clauses, in order.
 
@@ -63,6 +96,10 @@ def dataset_graphs(sparql: str) -> list[str]:
     PREFIX declarations; relative IRIs are resolved against its BASE when it has one. A name
     whose prefix is undeclared is returned as written (the engine rejects the query anyway).
     """
+    return list(query_facts(sparql).graphs)
+
+
+def _dataset_graphs(sparql: str) -> list[str]:
     code = _code_and_iris(sparql)
     prefixes = dict(PREFIXES)
     for name, iri in _PREFIX_DECL_RE.findall(code):
@@ -82,12 +119,14 @@ def dataset_graphs(sparql: str) -> list[str]:
 
 def check_query(sparql: str, *, graphs: Callable[[], Collection[str]] | None = None) -> None:
     """Raise QueryNotAllowed if a query uses SERVICE, or, when ``graphs`` is given (it lists
-    the store's named graphs), if FROM / FROM NAMED names a graph the store does not hold."""
-    if _SERVICE_RE.search(code_only(sparql)):
+    the store's named graphs), if FROM / FROM NAMED names a graph the store does not hold.
+    The text is read once (query_facts); the store's graphs are asked for on every call."""
+    facts = query_facts(sparql)
+    if facts.service:
         raise QueryNotAllowed("SERVICE is not allowed: labbrain never queries remote endpoints")
     if graphs is None:
         return
-    named = dataset_graphs(sparql)
+    named = facts.graphs
     if not named:
         return
     known = set(graphs())

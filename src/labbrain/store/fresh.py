@@ -2,8 +2,8 @@
 
 A read-only view of an embedded store (``Store.read_only``) is a snapshot: it never sees a
 write committed after it was opened. :class:`Snapshot` keeps one view and reopens it when the
-store's files have changed since (:func:`store_stamp`: any write, by any process), at the cost
-of a directory listing per read. The endpoint's query workers read through one each;
+store's files have changed since (:class:`StoreWatch`: any write, by any process), at the cost
+of a few ``stat`` calls per read. The endpoint's query workers read through one each;
 :class:`FreshStore` gives the server's own process the same, behind the store interface, so
 that a read-only ``labbrain serve`` holds no lock (``labbrain load`` runs beside it) and
 everything it answers itself (the graphs FROM may name, the graph store, the service
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -25,24 +26,72 @@ from labbrain.store.base import Fill, QuadStore, QueryResult, Substitutions
 from labbrain.store.journal import DB_DIR, JOURNAL_DIR, JOURNAL_MARKER
 from labbrain.store.local import open_store
 
+#: How long (ns) after the store directory itself last changed its listing is not trusted:
+#: file systems stamp times from a clock that ticks every few milliseconds, so a file created
+#: within the same tick as an earlier listing leaves the directory's times unchanged.
+RACY_NS = 1_000_000_000
 
-def store_stamp(location: str) -> tuple[Any, ...]:
-    """What changes whenever the store at ``location`` is written: names, sizes and
-    modification times of the database files (RocksDB's own info logs excluded), and whether
-    a bulk write is in flight."""
-    directory = Path(location)
-    files = []
-    with os.scandir(directory / DB_DIR) as entries:
-        for entry in entries:
-            if entry.name.startswith("LOG"):
-                continue
+
+#: RocksDB files never written in place: tables and blobs (written once), options files and
+#: the identity (written as new files), the lock (locked, never written), and its info logs
+#: (written on every open, by readers too).
+_IMMUTABLE = (".sst", ".blob")
+_NEVER_REWRITTEN = ("OPTIONS-", "IDENTITY", "LOCK", "LOG")
+
+
+class StoreWatch:
+    """Tells, cheaply, whether the on-disk store at ``location`` has been written.
+
+    RocksDB never changes a table file (``*.sst``) once written: a commit appends to the
+    write-ahead log, a flush, compaction or bulk load creates and removes files (changing the
+    directory) and appends to the MANIFEST. So :meth:`stamp` stats the directory and the few
+    files that are written in place (the write-ahead logs, the MANIFEST, CURRENT),
+    and lists the directory again only when the directory has changed, or changed so recently
+    (:data:`RACY_NS`) that a later change could carry the same time stamp. Not thread-safe:
+    callers serialise (Snapshot does)."""
+
+    def __init__(self, location: str) -> None:
+        self.directory = os.path.join(location, DB_DIR)
+        self.marker = os.path.join(location, JOURNAL_DIR, JOURNAL_MARKER)
+        self._directory_key: tuple[int, ...] | None = None
+        self._mutable: tuple[tuple[str, str], ...] = ()  # (name, path)
+        self._trusted = False
+        #: How many times the directory was listed (to check that a listing is skipped).
+        self.listings = 0
+
+    def _list(self) -> None:
+        """Record the names of the files written in place, and whether the listing may be
+        trusted while the directory looks unchanged."""
+        listed_at = time.time_ns()
+        names = []
+        with os.scandir(self.directory) as entries:
+            for entry in entries:
+                if entry.name.startswith(_NEVER_REWRITTEN) or entry.name.endswith(_IMMUTABLE):
+                    continue
+                names.append((entry.name, entry.path))
+        self._mutable = tuple(sorted(names))
+        self.listings += 1
+        changed = max(self._directory_key[0], self._directory_key[1]) if self._directory_key else 0
+        self._trusted = listed_at - changed >= RACY_NS
+
+    def stamp(self) -> tuple[Any, ...]:
+        """A value that differs from every earlier one whenever the store has been written
+        since: the directory's identity and times, the size and time of each file written in
+        place, and whether a bulk write is in flight (store.journal)."""
+        info = os.stat(self.directory)
+        key = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size)
+        if key != self._directory_key or not self._trusted:
+            self._directory_key = key
+            self._list()
+        files = []
+        for name, path in self._mutable:
             try:
-                info = entry.stat()
-            except FileNotFoundError:  # removed by a compaction meanwhile
+                found = os.stat(path)
+            except FileNotFoundError:  # removed since the listing (then the directory changed)
+                files.append((name, -1, -1))
                 continue
-            files.append((entry.name, info.st_size, info.st_mtime_ns))
-    in_flight = (directory / JOURNAL_DIR / JOURNAL_MARKER).exists()
-    return (in_flight, tuple(sorted(files)))
+            files.append((name, found.st_size, found.st_mtime_ns))
+        return (os.path.exists(self.marker), key, tuple(files))
 
 
 class Snapshot:
@@ -54,19 +103,29 @@ class Snapshot:
         self._store: QuadStore | None = None
         self._stamp: tuple[Any, ...] | None = None
         self._lock = threading.Lock()
+        self.watch = StoreWatch(location)
 
     def store(self) -> QuadStore:
         """A view holding every write committed before this call."""
         # The stamp is taken before opening: a write in between makes the next call reopen
         # (harmless), never leaves a stale view behind.
-        stamp = store_stamp(self.location)
         with self._lock:
+            stamp = self.watch.stamp()
             if self._store is None or stamp != self._stamp:
                 # The old view is dropped, not closed: a reader in another thread may still
                 # be using it (the last reference gone, it closes).
                 self._store = open_store(self.location, read_only=True)
                 self._stamp = stamp
             return self._store
+
+    def current(self) -> QuadStore | None:
+        """The open view when it holds every write committed before this call, else None
+        (nothing is opened: a caller that must not wait for an open calls store() where it
+        may wait)."""
+        with self._lock:
+            if self._store is not None and self.watch.stamp() == self._stamp:
+                return self._store
+            return None
 
     def close(self) -> None:
         """Close the current view (the next call to store() opens a new one)."""
@@ -93,6 +152,16 @@ class FreshStore:
 
     def _view(self) -> QuadStore:
         return self._snapshot.store()
+
+    def view(self) -> QuadStore:
+        """A read-only view holding every write committed before this call (opened when
+        there is none yet, or a write was committed since the last one)."""
+        return self._snapshot.store()
+
+    def current_view(self) -> QuadStore | None:
+        """The open view when it holds every write committed before this call, else None
+        (without opening one: see :meth:`view`)."""
+        return self._snapshot.current()
 
     # ------------------------------------------------------------------ reading
     def query(
