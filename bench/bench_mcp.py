@@ -17,11 +17,12 @@ Both servers are driven by the same client, the ``mcp`` SDK's stdio client, with
 sequence of tool calls whose arguments are drawn deterministically from the export. Some
 tools are called in two ways (:data:`CASES`): search for rare title words and for the
 export's most frequent words, the contributions of one creator and of everyone, a random
-node and a hub. A third server, the *floor*, is a trivial tool on the same ``mcp`` SDK as
-labbrain's (:data:`FLOOR_SERVER`, written to a temporary directory at run time), driven by
-the same client in the same run. The script measures the time from spawning each server
-until its first answer, the p50 and p95 latency of each case, and the server process's peak
-RSS. Results go to ``bench/results/mcp.md``, ``bench/results/mcp.json`` and the chart
+node and a hub. A third server, the *floor*, has trivial tools on the same ``mcp`` SDK as
+labbrain's (:data:`FLOOR_SERVER`, written to a temporary directory at run time): a small
+constant answer, and one of the shape and size of labbrain's median ``get_node`` answer;
+it is driven by the same client in the same run. The script measures the time from spawning
+each server until its first answer, the p50 and p95 latency of each case, and the server
+process's peak RSS. Results go to ``bench/results/mcp.md``, ``bench/results/mcp.json`` and the chart
 ``bench/results/mcp-scaling.png``; see ``bench/README.md``.
 
 Usage::
@@ -114,15 +115,31 @@ CASE_TOOL = {key: tool for key, tool, _ in CASES}
 CASE_LABEL = {key: label for key, _, label in CASES}
 
 FLOOR_TOOL = "floor"
-"""The floor server's one tool: it returns a constant small object."""
+"""The floor server's one tool: it returns a constant small object, with an output schema
+(derived by the SDK from its return type, as labbrain's are), so that the client validates
+its structured answer as it validates labbrain's."""
 
-FLOOR_SERVER = '''"""A trivial MCP server over stdio: one tool returning a constant small object.
+FLOOR_NODE_TOOL = "floor_node"
+"""The floor server's second tool: a constant answer of the shape and size of labbrain's
+median ``get_node`` answer at 100,000 nodes (a node with its content and five linked nodes,
+about 3 KB; compact JSON text plus structured content, as labbrain sends), so that the SDK
+and the client do for it what they do for ``get_node``: what is left above it is labbrain's
+own work (reading the node) and wrapping."""
+
+FLOOR_SERVER = '''"""A trivial MCP server over stdio: tools returning constant answers.
 
 Written by bench_mcp.py at run time; it measures what the MCP SDK, the stdio pipes and the
-client cost on their own (the floor under every tool call).
+client cost on their own (the floor under every tool call). Each tool's return type gives it
+an output schema, so the client validates each answer against it, as it does labbrain's
+answers: ``floor`` answers a small object, ``floor_node`` an object of the shape and size of
+labbrain's median ``get_node`` answer (compact JSON text plus structured content).
 """
 
+import json
+from typing import Annotated, Literal
+
 from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 
@@ -133,6 +150,67 @@ class Floor(BaseModel):
     name: str
 
 
+class FloorRef(BaseModel):
+    """A linked node, as get_node lists it."""
+
+    uid: str
+    dataset: str
+    nodeType: str
+    title: str
+    creator: str | None
+    created: str | None
+    url: str
+
+
+class FloorLink(BaseModel):
+    """A link of the node."""
+
+    direction: Literal["outgoing", "incoming"]
+    kind: Literal["typed", "text"]
+    relationshipType: str | None
+    node: FloorRef
+
+
+class FloorNode(FloorRef):
+    """A node in full, with its links."""
+
+    modified: str | None
+    content: str
+    imageUrls: list[str]
+    imageCount: int
+    linkedNodes: list[FloorLink]
+
+
+def _ref(i: int) -> dict:
+    return {
+        "uid": f"floorNd{i:02d}",
+        "dataset": "bench-floor",
+        "nodeType": "Evidence",
+        "title": f"Membrane tension increases coat assembly in budding yeast ({i})",
+        "creator": "Maria Akamatsu",
+        "created": "2024-03-0{}T10:00:00Z".format(i % 9 + 1),
+        "url": f"https://roamresearch.com/#/app/bench/page/floorNd{i:02d}",
+    }
+
+
+NODE = FloorNode(
+    **_ref(0),
+    modified="2024-03-02T10:00:00Z",
+    content=" ".join(["Actin polymerisation against membrane tension in budding yeast."] * 16),
+    imageUrls=[],
+    imageCount=0,
+    linkedNodes=[
+        {
+            "direction": "outgoing" if i % 2 else "incoming",
+            "kind": "typed" if i < 4 else "text",
+            "relationshipType": "Supports" if i < 4 else None,
+            "node": _ref(i),
+        }
+        for i in range(1, 6)
+    ],
+).model_dump(mode="json")
+NODE_TEXT = json.dumps(NODE, ensure_ascii=False, separators=(",", ":"))
+
 server = MCPServer("bench-floor")
 
 
@@ -140,6 +218,14 @@ server = MCPServer("bench-floor")
 def floor() -> Floor:
     """Return a constant small object."""
     return Floor(ok=True, name="floor")
+
+
+@server.tool()
+def floor_node() -> Annotated[CallToolResult, FloorNode]:
+    """Return a constant node-sized object: compact JSON text and structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=NODE_TEXT)], structured_content=NODE
+    )
 
 
 if __name__ == "__main__":
@@ -824,8 +910,12 @@ def _ratio(ref: float | None, lb: float | None) -> float | None:
 
 
 def floor_comparison(summary: Record) -> Record:
-    """labbrain's ``get_node`` p50 against the floor's p50 plus :data:`FLOOR_MARGIN_S`."""
-    floor = summary["floor"]["tools"].get("floor", {}).get("p50_s")
+    """labbrain's ``get_node`` p50 against the floor's p50 plus :data:`FLOOR_MARGIN_S` (the
+    target), and, for information, against the node-sized floor's
+    (:data:`FLOOR_NODE_TOOL`): ``node_floor_p50_s`` and ``above_node_floor_s``."""
+    tools = summary["floor"]["tools"]
+    floor = tools.get(FLOOR_TOOL, {}).get("p50_s")
+    node_floor = tools.get(FLOOR_NODE_TOOL, {}).get("p50_s")
     node = summary["labbrain"]["tools"].get("get_node", {}).get("p50_s")
     limit = floor + FLOOR_MARGIN_S if floor is not None else None
     return {
@@ -835,6 +925,10 @@ def floor_comparison(summary: Record) -> Record:
         "get_node_p50_s": node,
         "above_floor_s": node - floor if node is not None and floor is not None else None,
         "met": node is not None and limit is not None and node <= limit,
+        "node_floor_p50_s": node_floor,
+        "above_node_floor_s": (
+            node - node_floor if node is not None and node_floor is not None else None
+        ),
     }
 
 
@@ -1025,6 +1119,7 @@ def floor_lines(size: Record) -> list[str]:
     s = size["summary"]
     f, lb, ref = s["floor"], s["labbrain"], s["reference"]
     stats = f["tools"].get(FLOOR_TOOL, {})
+    node_stats = f["tools"].get(FLOOR_NODE_TOOL, {})
     node = lb["tools"].get("get_node", {})
     ref_node = ref["tools"].get("get_node", {})
     rows = [
@@ -1034,6 +1129,13 @@ def floor_lines(size: Record) -> list[str]:
             _fmt(stats.get("p95_s"), ".2f", 1000),
             _fmt(f["start_median_s"], ".0f", 1000),
             _fmt(f["peak_rss_mb"], ".0f"),
+        ],
+        [
+            f"floor: `{FLOOR_NODE_TOOL}` (constant node-sized answer)",
+            _fmt(node_stats.get("p50_s"), ".2f", 1000),
+            _fmt(node_stats.get("p95_s"), ".2f", 1000),
+            "",
+            "",
         ],
         [
             "labbrain: `get_node`",
@@ -1053,15 +1155,24 @@ def floor_lines(size: Record) -> list[str]:
     c = size["floor"]
     verdict = "met" if c["met"] else "NOT met"
     return [
-        "Floor: a trivial tool on the same `mcp` SDK as labbrain's server (a Python MCP server "
-        "with one tool returning a constant small object, structured output), over stdio, "
-        "driven by the same client in the same run:",
+        "Floor: trivial tools on the same `mcp` SDK as labbrain's server (a Python MCP server "
+        "with constant answers, structured output with an output schema, which the client "
+        "validates as it validates labbrain's answers), over stdio, driven by the same client "
+        f"in the same run. `{FLOOR_TOOL}` answers a small object; the client's validation and "
+        "the serialisation grow with the answer, so "
+        f"`{FLOOR_NODE_TOOL}` answers an object of the shape and size of labbrain's median "
+        "`get_node` answer (a node with its content and five linked nodes, about 3 KB, compact "
+        "text plus structured content): above it is labbrain's own work (reading the node) "
+        "and wrapping. The target is against the small floor:",
         "",
         *_left(FLOOR_COLUMNS, rows),
         "",
         f"- {c['goal']}: {verdict} (get_node {_fmt(c['get_node_p50_s'], '.2f', 1000)} ms, "
         f"floor + {FLOOR_MARGIN_S * 1000:g} ms = {_fmt(c['limit_s'], '.2f', 1000)} ms; "
         f"{_fmt(c['above_floor_s'], '.2f', 1000)} ms above the floor)",
+        f"- against the node-sized floor (for information): get_node "
+        f"{_fmt(c.get('above_node_floor_s'), '.2f', 1000)} ms above `{FLOOR_NODE_TOOL}` "
+        f"({_fmt(c.get('node_floor_p50_s'), '.2f', 1000)} ms)",
     ]
 
 
@@ -1202,7 +1313,7 @@ def render_markdown(result: Record) -> str:
         "for rare title words and for the export's most frequent words, the contributions of "
         "one creator and of everyone, a random node and a hub (the node, or the Claim, with "
         "the most links). Start-to-first-answer runs from the spawn of the server "
-        "process to the first `search_nodes` answer (the floor's: its one tool): start-up, "
+        "process to the first `search_nodes` answer (the floor's: its `floor` tool): start-up, "
         "handshake and the tool listing the client does before it checks the first result. "
         "labbrain starts on a store that already holds the export. Peak RSS is the server "
         "process's VmHWM after the calls. Speed-up is the reference's p50 divided by "
@@ -1417,7 +1528,9 @@ async def measure_size(
         f"{derived['hub_node']['uid']} ({derived['hub_node']['links']} links), hub claim "
         f"{derived['hub_claim']['uid']} ({derived['hub_claim']['links']} links)"
     )
-    floor_plan: dict[str, list[dict[str, Any]]] = {FLOOR_TOOL: [{} for _ in range(args.calls)]}
+    floor_plan: dict[str, list[dict[str, Any]]] = {
+        tool: [{} for _ in range(args.calls)] for tool in (FLOOR_TOOL, FLOOR_NODE_TOOL)
+    }
     store_parent = tempfile.mkdtemp(prefix="labbrain-bench-mcp-", dir=args.tmp_dir)
     try:
         store = Path(store_parent) / "store"
@@ -1433,7 +1546,8 @@ async def measure_size(
                 revisions["before"] = source_revision()
             if name == "floor":
                 first: tuple[str, dict[str, Any]] = (FLOOR_TOOL, {})
-                server_plan, cases = floor_plan, {FLOOR_TOOL: FLOOR_TOOL}
+                server_plan = floor_plan
+                cases = {FLOOR_TOOL: FLOOR_TOOL, FLOOR_NODE_TOOL: FLOOR_NODE_TOOL}
             else:
                 first = ("search_nodes", plan["search_nodes"][0])
                 server_plan, cases = plan, CASE_TOOL
@@ -1532,12 +1646,14 @@ CHART_NAME = "mcp-scaling.png"
 """The chart's file name in the results directory."""
 
 
-def write_chart(result: Record, path: Path) -> bool:
+def write_chart(result: Record, path: Path, title: str | None = None) -> bool:
     """Plot p50 per case against N (log-log), labbrain against the reference, into ``path``.
 
     One panel per case, the floor's p50 as a grey line in each, and a last panel with the
-    start-to-first-answer. Needs matplotlib (the ``semantic`` extra installs it); without
-    it, nothing is written and False is returned.
+    start-to-first-answer. A size whose summary lacks a server (``tools`` empty, start None)
+    leaves a gap in that server's line; ``title`` replaces the default title (bench_scale.py
+    adds its 1,000,000-node point this way). Needs matplotlib (the ``semantic`` extra
+    installs it); without it, nothing is written and False is returned.
     """
     try:
         import matplotlib
@@ -1602,7 +1718,8 @@ def write_chart(result: Record, path: Path) -> bool:
     flat[0].legend(fontsize=8)
     m = result["machine"]
     fig.suptitle(
-        f"MCP read tools over stdio: labbrain against the reference server "
+        title
+        or f"MCP read tools over stdio: labbrain against the reference server "
         f"({result['options']['calls']} calls per case; {m['cpu']}, {m['usable_cores']} cores; "
         f"{result['started'][:10]})",
         fontsize=11,
