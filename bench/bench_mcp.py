@@ -1512,6 +1512,54 @@ def machine_info() -> Record:
     }
 
 
+async def run_starts(
+    name: str,
+    spec: Record,
+    plan: dict[str, list[dict[str, Any]]],
+    args: argparse.Namespace,
+    errlog: TextIO,
+    heading: str,
+) -> list[Record]:
+    """``args.starts`` sessions of server ``name`` (``floor`` or a discourse server), the
+    last one making the calls of ``plan`` (the floor's own tools for the floor), each logged
+    under ``heading`` in ``errlog`` and summarised on stderr."""
+    if name == "floor":
+        first: tuple[str, dict[str, Any]] = (FLOOR_TOOL, {})
+        floor_tools = (FLOOR_TOOL, FLOOR_NODE_TOOL)
+        server_plan = {tool: [{} for _ in range(args.calls)] for tool in floor_tools}
+        cases = {tool: tool for tool in floor_tools}
+    else:
+        first = ("search_nodes", plan["search_nodes"][0])
+        server_plan, cases = plan, CASE_TOOL
+    runs: list[Record] = []
+    for index in range(args.starts):
+        last = index == args.starts - 1
+        print(f"--- {heading}, start {index + 1} ---", file=errlog, flush=True)
+        run = await run_session(
+            spec,
+            first,
+            server_plan if last else None,
+            cases,
+            args.mode,
+            args.start_timeout,
+            args.call_timeout,
+            errlog,
+        )
+        runs.append(run)
+        shown = f"{run['start_s']:.3f} s" if run["status"] == "ok" else run["status"]
+        _log(f"  {name:<9} start {index + 1}/{args.starts}: first answer {shown}")
+        if last and run["status"] == "ok":
+            for key, calls in run["calls"].items():
+                stats = summarise_tool(calls)
+                _log(
+                    f"    {key:<34} p50 {_fmt(stats['p50_s'], '.1f', 1000):>9} ms  "
+                    f"p95 {_fmt(stats['p95_s'], '.1f', 1000):>9} ms  "
+                    f"errors {stats['errors']}"
+                )
+            _log(f"    peak RSS {_fmt(run['peak_rss_mb'], '.0f')} MB")
+    return runs
+
+
 async def measure_size(
     n: int, args: argparse.Namespace, reference: Record, order: Sequence[str], errlog: TextIO
 ) -> Record:
@@ -1528,9 +1576,6 @@ async def measure_size(
         f"{derived['hub_node']['uid']} ({derived['hub_node']['links']} links), hub claim "
         f"{derived['hub_claim']['uid']} ({derived['hub_claim']['links']} links)"
     )
-    floor_plan: dict[str, list[dict[str, Any]]] = {
-        tool: [{} for _ in range(args.calls)] for tool in (FLOOR_TOOL, FLOOR_NODE_TOOL)
-    }
     store_parent = tempfile.mkdtemp(prefix="labbrain-bench-mcp-", dir=args.tmp_dir)
     try:
         store = Path(store_parent) / "store"
@@ -1541,41 +1586,9 @@ async def measure_size(
         revisions: dict[str, Record] = {}
         for name in order:
             spec = server_spec(name, file, store, reference)
-            runs[name] = []
             if name == "labbrain":
                 revisions["before"] = source_revision()
-            if name == "floor":
-                first: tuple[str, dict[str, Any]] = (FLOOR_TOOL, {})
-                server_plan = floor_plan
-                cases = {FLOOR_TOOL: FLOOR_TOOL, FLOOR_NODE_TOOL: FLOOR_NODE_TOOL}
-            else:
-                first = ("search_nodes", plan["search_nodes"][0])
-                server_plan, cases = plan, CASE_TOOL
-            for index in range(args.starts):
-                last = index == args.starts - 1
-                print(f"--- N = {n}, {name}, start {index + 1} ---", file=errlog, flush=True)
-                run = await run_session(
-                    spec,
-                    first,
-                    server_plan if last else None,
-                    cases,
-                    args.mode,
-                    args.start_timeout,
-                    args.call_timeout,
-                    errlog,
-                )
-                runs[name].append(run)
-                shown = f"{run['start_s']:.3f} s" if run["status"] == "ok" else run["status"]
-                _log(f"  {name:<9} start {index + 1}/{args.starts}: first answer {shown}")
-                if last and run["status"] == "ok":
-                    for key, calls in run["calls"].items():
-                        stats = summarise_tool(calls)
-                        _log(
-                            f"    {key:<34} p50 {_fmt(stats['p50_s'], '.1f', 1000):>9} ms  "
-                            f"p95 {_fmt(stats['p95_s'], '.1f', 1000):>9} ms  "
-                            f"errors {stats['errors']}"
-                        )
-                    _log(f"    peak RSS {_fmt(run['peak_rss_mb'], '.0f')} MB")
+            runs[name] = await run_starts(name, spec, plan, args, errlog, f"N = {n}, {name}")
             if name == "labbrain":
                 revisions["after"] = source_revision()
     finally:

@@ -73,11 +73,10 @@ from bench_mcp import (  # noqa: E402
     floor_comparison,
     labbrain_load,
     machine_info,
-    run_session,
+    run_starts,
     server_spec,
     source_revision,
     summarise_server,
-    summarise_tool,
     write_chart,
     write_floor_server,
 )
@@ -314,9 +313,6 @@ async def measure_servers(
 ) -> tuple[dict[str, list[Record]], Record]:
     """Every start of the floor and of labbrain's server, the last with the calls (as
     ``bench_mcp.measure_size`` runs them); also the labbrain source before and after."""
-    floor_plan: dict[str, list[dict[str, Any]]] = {
-        tool: [{} for _ in range(args.calls)] for tool in (FLOOR_TOOL, FLOOR_NODE_TOOL)
-    }
     runs: dict[str, list[Record]] = {}
     revisions: Record = {}
     for name in SERVER_ORDER:
@@ -324,40 +320,10 @@ async def measure_servers(
             # The floor's script lies beside a store path in this run's own directory, never
             # beside the store under test.
             spec = server_spec(name, export, floor_dir / "store", {})
-            first: tuple[str, dict[str, Any]] = (FLOOR_TOOL, {})
-            server_plan = floor_plan
-            cases = {FLOOR_TOOL: FLOOR_TOOL, FLOOR_NODE_TOOL: FLOOR_NODE_TOOL}
         else:
             spec = server_spec(name, export, store, {})
-            first = ("search_nodes", plan["search_nodes"][0])
-            server_plan, cases = plan, CASE_TOOL
             revisions["before"] = source_revision()
-        runs[name] = []
-        for index in range(args.starts):
-            last = index == args.starts - 1
-            print(f"--- {name}, start {index + 1} ---", file=errlog, flush=True)
-            run = await run_session(
-                spec,
-                first,
-                server_plan if last else None,
-                cases,
-                args.mode,
-                args.start_timeout,
-                args.call_timeout,
-                errlog,
-            )
-            runs[name].append(run)
-            shown = f"{run['start_s']:.3f} s" if run["status"] == "ok" else run["status"]
-            _log(f"  {name:<9} start {index + 1}/{args.starts}: first answer {shown}")
-            if last and run["status"] == "ok":
-                for key, calls in run["calls"].items():
-                    stats = summarise_tool(calls)
-                    _log(
-                        f"    {key:<34} p50 {_fmt(stats['p50_s'], '.1f', 1000):>9} ms  "
-                        f"p95 {_fmt(stats['p95_s'], '.1f', 1000):>9} ms  "
-                        f"errors {stats['errors']}"
-                    )
-                _log(f"    peak RSS {_fmt(run['peak_rss_mb'], '.0f')} MB")
+        runs[name] = await run_starts(name, spec, plan, args, errlog, name)
         if name == "labbrain":
             revisions["after"] = source_revision()
     return runs, revisions
