@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -94,12 +95,16 @@ def load_sample(store: Path) -> Path:
 
 
 @contextmanager
-def running_server(app: Starlette, port: int = 0) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1 in a background thread; yield its base URL."""
+def running_server(
+    app: Starlette, port: int = 0, *, sock: socket.socket | None = None, http: Any = "auto"
+) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 (or on the bound ``sock``) in a background
+    thread, with uvicorn's ``http`` protocol; yield its base URL."""
     import uvicorn
 
-    sock = bind_socket("127.0.0.1", port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    sock = sock or bind_socket("127.0.0.1", port)
+    config = uvicorn.Config(app, http=http, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

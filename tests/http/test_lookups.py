@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from pyoxigraph import (
 )
 from starlette.testclient import TestClient
 
-from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
+from conftest import SAMPLE_GRAPH, settings_for
 from labbrain.core import LabBrain, open_reading
 from labbrain.errors import QueryNotAllowed
 from labbrain.http import lookup
@@ -44,6 +43,7 @@ from labbrain.http.transport import CoalescingTransport, http_protocol
 from labbrain.rdf.sparql_policy import check_query, dataset_graphs
 from labbrain.store import fresh
 from labbrain.store.fresh import Snapshot, StoreWatch
+from test_http import load_sample, running_server
 
 BASE = "http://127.0.0.1:7879"
 PAGE = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
@@ -146,12 +146,6 @@ class Recording:
 
     def close(self) -> None:
         self.runner.close()
-
-
-def load_sample(store: Path) -> Path:
-    with LabBrain(settings_for(store)) as brain:
-        brain.load(str(SAMPLE))
-    return store
 
 
 def http_settings(store: Path | str, **overrides: Any) -> Any:
@@ -525,23 +519,12 @@ def test_coalescing_transport_writes_once_per_turn() -> None:
 
 
 def test_served_with_one_write_per_answer(sample_store: Path) -> None:
-    import uvicorn
-
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     with LabBrain(http_settings(sample_store, http_port=port), read_only=True) as brain:
         app = build_app(brain, binding=Binding("127.0.0.1", port))
-        config = uvicorn.Config(app, http=http_protocol(), log_level="warning")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        try:
-            for _ in range(600):
-                if server.started or not thread.is_alive():
-                    break
-                threading.Event().wait(0.05)
-            assert server.started
-            url = f"http://127.0.0.1:{port}/sparql"
+        with running_server(app, sock=sock, http=http_protocol()) as base:
+            url = f"{base}sparql"
             with httpx2.Client(timeout=60) as http:  # one kept-alive connection
                 for limit in (1, 5, 50):
                     response = http.post(
@@ -554,10 +537,6 @@ def test_served_with_one_write_per_answer(sample_store: Path) -> None:
                 url, data={"query": "ASK { ?s ?p ?o }"}, headers={"Connection": "close"}
             )
             assert closing.json()["boolean"] is True
-        finally:
-            server.should_exit = True
-            thread.join(timeout=30)
-            sock.close()
 
 
 def test_current_view_is_none_after_a_commit(tmp_path: Path) -> None:
