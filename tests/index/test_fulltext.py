@@ -4,6 +4,7 @@ marking snippets, and shared by several readers and writers of one index."""
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import threading
@@ -13,6 +14,8 @@ import pytest
 
 from conftest import SAMPLE, settings_for
 from labbrain.core import LabBrain
+from labbrain.errors import DiskFull
+from labbrain.index import fulltext
 from labbrain.index.fulltext import FullTextDoc
 from labbrain.index.text import ENGINE_SUFFIX, IndexRecord, TextIndex
 from labbrain.ops.check import run_check
@@ -223,3 +226,26 @@ def test_check_reports_a_damaged_engine_and_repair_rebuilds_it(tmp_path: Path) -
     assert after.status == "repaired", json.dumps(repaired.as_dict())
     with LabBrain(settings, read_only=True) as brain:
         assert [(h.node.iri, h.snippet) for h in brain.search("actin", limit=8).hits] == before
+
+
+def test_a_full_device_while_the_engine_writes_is_disk_full_and_keeps_the_old_index(
+    index_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC from the engine's write is one DiskFull; the SQLite rows roll back and the
+    engine keeps its last commit, so the index still answers as before, in agreement."""
+    index = TextIndex(index_file)
+    try:
+        before = uids(index, "actin")
+
+        def full(load_id: str, doc: FullTextDoc) -> str:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(fulltext, "_document", full)
+        with pytest.raises(DiskFull):
+            index.replace_graph(GRAPH, "load-2", [record("k1", "kinesin", "steps")])
+        monkeypatch.undo()
+        assert index.indexed_loads() == {GRAPH: "load-1"} and index.count() == len(NODES)
+        assert uids(index, "actin") == before and uids(index, "kinesin") == []
+        assert index.engine_state() is None
+    finally:
+        index.close()
