@@ -249,3 +249,59 @@ def test_a_full_device_while_the_engine_writes_is_disk_full_and_keeps_the_old_in
         assert index.engine_state() is None
     finally:
         index.close()
+
+
+def test_an_order_by_time_is_chronological_with_unreadable_times_last(tmp_path: Path) -> None:
+    """Times order by the moment they name, whatever their zone or spelling; a value that is
+    not a timestamp orders like a missing one: last, both ways."""
+    index = TextIndex(tmp_path / "index.sqlite")
+    nodes = [
+        # 10:00 in UTC+02:00 is 08:00Z: before "b", though its text sorts after it.
+        record("a", "actin one", "x", created="2024-03-01T10:00:00+02:00"),
+        record("b", "actin two", "x", created="2024-03-01T09:00:00Z"),
+        record("c", "actin three", "x", created="2024-03-01T08:30:00"),  # no zone: UTC
+        record("d", "actin four", "x", created="last spring"),
+        record("e", "actin five", "x", created=None),
+        record("f", "actin six", "x", created="1969-12-31T23:59:59.999Z"),  # before 1970
+    ]
+    index.replace_graph(GRAPH, "load-1", nodes)
+    newest = uids(index, "actin", order_by="created")
+    oldest = uids(index, "actin", order_by="created", descending=False)
+    assert newest[:4] == ["b", "c", "a", "f"]
+    assert oldest[:4] == ["f", "a", "c", "b"]
+    assert set(newest[4:]) == set(oldest[4:]) == {"d", "e"}
+    index.close()
+
+
+def test_instant_reads_iso_timestamps_as_milliseconds_since_1970() -> None:
+    assert fulltext.instant("1970-01-01T00:00:01.5Z") == 1500
+    assert fulltext.instant("1970-01-01T01:00:00+01:00") == 0
+    assert fulltext.instant("1970-01-01T00:00:00") == 0
+    assert fulltext.instant("1969-12-31T23:59:59.999Z") == -1
+    assert fulltext.instant("yesterday") is None
+    assert fulltext.instant("") is None
+    assert fulltext.instant(None) is None
+
+
+def test_a_failed_row_write_leaves_the_engine_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's documents are made beside the rows: when the rows fail, the engine's
+    write is rolled back with them."""
+    path = tmp_path / "index.sqlite"
+    index = TextIndex(path)
+    index.replace_graph(GRAPH, "load-1", NODES)
+
+    def broken(*args: object) -> int:
+        raise RuntimeError("links could not be written")
+
+    monkeypatch.setattr("labbrain.index.text.write_links", broken)
+    with pytest.raises(RuntimeError, match="links could not be written"):
+        index.replace_graph(GRAPH, "load-2", [record("n9", "the myosin tail", "x")])
+    assert sorted(uids(index, "the", limit=20)) == ["n1", "n2", "n3", "n4", "n5", "n6"]
+    assert index.indexed_loads() == {GRAPH: "load-1"}
+    index.close()
+    reopened = TextIndex(path)
+    assert not reopened.rebuilt_file
+    assert uids(reopened, "myosin") == ["n3"]
+    reopened.close()

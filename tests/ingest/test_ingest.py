@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from conftest import (
 from helpers import canonical, count, select
 from labbrain.core import LabBrain
 from labbrain.errors import ExportFormatError
+from labbrain.ingest.load import collection_paused
 
 PAGES = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
 REAL_PAGES = "https://roamresearch.com/#/app/dg-social-media-polarization/page/"
@@ -311,3 +313,35 @@ def test_nodes_with_no_known_type_stay_untyped(memory_brain: LabBrain, tmp_path:
     report = memory_brain.load(str(path))
     assert report.nodes_by_type["Untyped"] == 1
     assert "1 node(s) have no known node type and stay untyped" in report.warnings
+
+
+def test_a_load_pauses_the_cycle_collector_and_puts_it_back(
+    memory_brain: LabBrain, tmp_path: Path
+) -> None:
+    """The collector is off while a load runs (progress reports come from inside it), and
+    as it was afterwards: on after a load that worked and after one that failed, and still
+    off when it was off before."""
+    seen: list[bool] = []
+    assert gc.isenabled()
+    memory_brain.load(str(SAMPLE), progress=lambda _: seen.append(gc.isenabled()))
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    broken = tmp_path / "broken.jsonld"
+    broken.write_text('{"@context": {"nodeSchema": "x"}, "@graph": [1, 2,,]}', encoding="utf-8")
+    with pytest.raises(ExportFormatError):
+        memory_brain.load(str(broken))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        memory_brain.load(str(SAMPLE))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_paused_collection_ends_with_the_last_of_several_blocks() -> None:
+    with collection_paused():
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()

@@ -98,6 +98,19 @@ def test_read_json_records_spans_and_defers() -> None:
     assert parsed.deferred is None
 
 
+def test_member_bytes_are_the_span_in_utf8_without_a_copy() -> None:
+    """Characters of several UTF-8 lengths before, inside and after the member: its bytes
+    are exactly the UTF-8 of its text, taken from the input (not re-encoded)."""
+    data = '{"@context": {"é": "http://a/€"}, "@graph": [{"名": "𝛼β"}] }\n'.encode()
+    parsed = jsonld.read_json(data, "t", 10, defer="@graph")
+    start, end = parsed.spans["@graph"]
+    member = parsed.member_bytes("@graph")
+    assert bytes(member) == parsed.text[start:end].encode("utf-8")
+    assert isinstance(member, memoryview) and member.obj is data
+    parsed.data = None  # text only: encoded on demand, the same bytes
+    assert parsed.member_bytes("@graph") == bytes(member)
+
+
 def test_deferred_member_followed_by_others() -> None:
     parsed = jsonld.read_json(b'{"@graph": [1], "b": 2}', "t", 10, defer="@graph")
     with pytest.raises(jsonld.DeferredMemberNotLast):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +47,7 @@ from labbrain.index.titles import clean_title
 from labbrain.store import templates
 from labbrain.store.base import QuadStore
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 _SCHEMA = (
     """
@@ -67,7 +68,6 @@ CREATE TABLE IF NOT EXISTS nodes (
     images INTEGER NOT NULL DEFAULT 0,
     UNIQUE (graph, iri)
 );
-CREATE INDEX IF NOT EXISTS nodes_graph ON nodes (graph);
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
 CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
 CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, node_type);
@@ -391,36 +391,43 @@ class TextIndex:
             )
             for r in records
         ]
+        docs = (
+            FullTextDoc(graph, row[1], row[4], row[5], row[6], row[7], row[8], row[9])
+            for row in rows
+        )
         with _disk_full_as_error(), self._db:
             self._begin_write()
-            self._delete_graph(graph)
-            self._db.executemany(
-                "INSERT INTO nodes (graph, iri, uid, title, clean_title, content, node_type,"
-                " creator, created, modified, images) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            self._db.execute(
-                "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
-                " min(created), max(created) FROM nodes WHERE graph = ? AND creator IS NOT NULL"
-                " GROUP BY creator, node_type",
-                (graph,),
-            )
-            write_links(self._db, graph, links)
-            self._db.execute(
-                "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)", (graph, load_id)
-            )
-            # Last, inside the SQLite write lock (which serialises every writer of the file):
-            # a failure here rolls the rows back, and a crash after this commit but before
-            # SQLite's leaves the engine's count for the recorded load wrong, which the next
-            # open sees (_match_engine) and re-indexes.
-            self._fulltext.replace(
-                graph,
-                load_id,
-                (
-                    FullTextDoc(graph, row[1], row[4], row[5], row[6], row[7], row[8], row[9])
-                    for row in rows
-                ),
-            )
+            # The engine's documents are made in a thread of their own, beside the rows;
+            # they are committed last, inside the SQLite write lock (which serialises every
+            # writer of the file): a failure before that rolls both back, and a crash after
+            # the engine's commit but before SQLite's leaves the engine's count for the
+            # recorded load wrong, which the next open sees (_match_engine) and re-indexes.
+            with (
+                self._fulltext.replacing(graph, load_id) as add,
+                ThreadPoolExecutor(1, thread_name_prefix="labbrain-search-index") as pool,
+            ):
+                adding = pool.submit(add, docs)
+                try:
+                    self._delete_graph(graph)
+                    self._db.executemany(
+                        "INSERT INTO nodes (graph, iri, uid, title, clean_title, content,"
+                        " node_type, creator, created, modified, images)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
+                    self._db.execute(
+                        "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
+                        " min(created), max(created) FROM nodes"
+                        " WHERE graph = ? AND creator IS NOT NULL GROUP BY creator, node_type",
+                        (graph,),
+                    )
+                    write_links(self._db, graph, links)
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)",
+                        (graph, load_id),
+                    )
+                finally:
+                    adding.result()
         return len(rows)
 
     def _begin_write(self) -> None:

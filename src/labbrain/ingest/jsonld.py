@@ -49,6 +49,18 @@ class JsonInput:
     label: str
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     deferred: str | None = None
+    #: The UTF-8 bytes ``text`` was decoded from, when known (see :meth:`member_bytes`).
+    data: bytes | None = None
+
+    def member_bytes(self, key: str) -> bytes | memoryview:
+        """The UTF-8 text of member ``key``'s value (its span), without copying it when the
+        original bytes are known."""
+        start, end = self.spans[key]
+        if self.data is None:
+            return self.text[start:end].encode("utf-8")
+        before = len(self.text[:start].encode("utf-8"))
+        after = len(self.text[end:].encode("utf-8"))
+        return memoryview(self.data)[before : len(self.data) - after]
 
     def complete(self) -> Any:
         """Decode the deferred member (if any) into ``value`` and return ``value``.
@@ -93,6 +105,7 @@ def _decode_object_with_spans(text: str, defer: str | None) -> JsonInput:
     A member named ``defer`` is left undecoded, assumed to run to the final closing brace.
     """
     result = JsonInput({}, text, "")
+    closing = text.rstrip(_WHITESPACE) if defer is not None else text
     index = _skip(text, _skip(text, 0) + 1)  # past "{"
     if text.startswith("}", index):
         index += 1
@@ -107,7 +120,6 @@ def _decode_object_with_spans(text: str, defer: str | None) -> JsonInput:
             if not text.startswith(":", index):
                 raise json.JSONDecodeError("Expecting ':' delimiter", text, index)
             start = _skip(text, index + 1)
-            closing = text.rstrip(_WHITESPACE)
             if key == defer and closing.endswith("}"):
                 result.spans[key] = (start, len(closing) - 1)
                 result.deferred = key
@@ -152,6 +164,7 @@ def read_json(
             parsed.label = label
         else:
             parsed = JsonInput(_DECODER.decode(text), text, label)
+        parsed.data = data
     except json.JSONDecodeError as err:
         raise _syntax_error(label, err) from None
     except ValueError as err:  # NaN / Infinity

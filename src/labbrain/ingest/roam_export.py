@@ -214,11 +214,14 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
                 label, "nested @context is not part of the export format", position
             )
         declared = entry.get("@type")
-        # The exporter writes one type; JSON-LD allows a list: classify by any of them.
-        types = declared if isinstance(declared, list) else [declared]
-        if not all(isinstance(t, str) or t is None for t in types):
-            raise ExportFormatError(label, "'@type' must be a string or strings", position)
-        kind = next((t for t in types if t in _EXPORTER_KINDS), None)
+        if type(declared) is str:  # the exporter writes one type (kept fast)
+            kind = declared if declared in _EXPORTER_KINDS else None
+        else:
+            # JSON-LD allows a list: classify by any of them.
+            types = declared if isinstance(declared, list) else [declared]
+            if not all(isinstance(t, str) or t is None for t in types):
+                raise ExportFormatError(label, "'@type' must be a string or strings", position)
+            kind = next((t for t in types if t in _EXPORTER_KINDS), None)
         if kind in _SCHEMA_TYPES and "title" not in entry:
             iri = expand(entry.get("@id"), position)
             result.schemas[iri] = _text(entry, "label", position, label) or iri.rsplit("/", 1)[-1]
@@ -399,6 +402,14 @@ def _derive_relations(
 ) -> None:
     dangling = unknown_predicate = 0
     seen: set[tuple[str, str, str]] = set()
+    terms: dict[str, NamedNode] = {}  # relation and core predicate IRI -> its term
+
+    def named(iri: str) -> NamedNode:
+        term = terms.get(iri)
+        if term is None:
+            term = terms[iri] = NamedNode(iri)
+        return term
+
     for index, entry in pending:
         position = f"@graph[{index}]"
         for key in ("predicate", "source", "destination"):
@@ -420,11 +431,11 @@ def _derive_relations(
             continue
         seen.add(key3)
         subject, obj = result.terms[source], result.terms[destination]
-        result.derived.append(Triple(subject, NamedNode(predicate), obj))
+        result.derived.append(Triple(subject, named(predicate), obj))
         if rel.labelled:
             result.links.append((source, destination, TYPED, rel.label))
         if rel.core is not None:
-            result.derived.append(Triple(subject, NamedNode(rel.core), obj))
+            result.derived.append(Triple(subject, named(rel.core), obj))
     if dangling:
         result.warnings.append(
             f"{dangling} relation instance(s) have a dangling end (a node not in the export); "
