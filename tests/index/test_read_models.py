@@ -29,6 +29,7 @@ from conftest import (
 )
 from generate import generate_export
 from labbrain.core import INDEX_FILE, LabBrain
+from labbrain.discourse.reader import DiscourseReader
 from labbrain.index.links import LinkRow, NodeLink
 from labbrain.index.text import normalise_timestamp
 from labbrain.ingest.load import LoadProgress
@@ -445,3 +446,26 @@ def test_an_index_without_links_is_rebuilt_with_them(store_dir: Path) -> None:
         expected = sorted(expected_links(EXPORT), key=_row_order)
         assert links_table(store_dir / INDEX_FILE, SAMPLE_GRAPH) == expected
         assert brain.index.links_of(SAMPLE_GRAPH, [expected[0][0]])[expected[0][0]]
+
+
+def test_everyones_contributions_follow_each_load_and_drop(store_dir: Path, tmp_path: Path) -> None:
+    """The answer for everyone is kept between calls, but never past a load, a reload or a
+    drop; and a caller changing its copy changes nothing for the next."""
+
+    def totals(reader: DiscourseReader) -> dict[str, int]:
+        return {c.creator: c.total for c in reader.get_researcher_contributions().creators}
+
+    with LabBrain(settings_for(store_dir)) as brain:
+        reader = DiscourseReader(brain)
+        brain.load(str(SAMPLE))
+        first = totals(reader)
+        assert sum(first.values()) == sum(row[2] for row in expected_contributions())
+        answer = reader.get_researcher_contributions(detail="full")
+        answer.creators[0].byType.clear()
+        assert reader.get_researcher_contributions(detail="full").creators[0].byType
+        brain.load(str(_one_creator(tmp_path)), graph="copy")
+        assert totals(reader)["Someone Else"] == len(EXPORT.pages)
+        brain.load(str(_one_creator(tmp_path)), graph=SAMPLE_GRAPH)  # a reload
+        assert set(totals(reader)) == {"Someone Else"}
+        brain.drop("urn:labbrain:dataset:copy")
+        assert totals(reader) == {"Someone Else": len(EXPORT.pages)}

@@ -178,6 +178,42 @@ def test_maps_lose_entries_only_when_the_schema_says_they_are_maps() -> None:
     jsonschema.validate(fitted.data, schema)
 
 
+def test_lists_inside_objects_are_found_through_refs_and_keys_the_schema_lacks() -> None:
+    """Objects whose schema allows only plain values are not searched for lists; one that
+    can hold a list (through a ``$ref``, or in a key its schema does not name) is."""
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "meta": {"$ref": "#/$defs/Meta"}},
+            },
+            "Meta": {
+                "type": "object",
+                "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+            },
+            "Plain": {
+                "type": "object",
+                "properties": {"name": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+            },
+        },
+    }
+    tags = [f"tag {i}" for i in range(100)]
+    data = {"items": [{"name": "a", "meta": {"tags": tags}}, {"name": "b", "meta": {"tags": tags}}]}
+    fitted = fit(data, 600, schema)
+    assert fitted.fits and fitted.data["items"] and fitted.strings == 0
+    assert all(0 < len(item["meta"]["tags"]) < len(tags) for item in fitted.data["items"])
+    plain = {
+        **schema,
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Plain"}}},
+    }
+    extra = {"items": [{"name": "a", "extra": tags}, {"name": None, "extra": tags}]}
+    fitted = fit(extra, 600, plain)
+    assert fitted.fits and fitted.data["items"] and fitted.strings == 0
+    assert all(0 < len(item["extra"]) < len(tags) for item in fitted.data["items"])
+
+
 def test_a_list_keeps_the_items_its_schema_requires() -> None:
     schema = {
         "type": "object",

@@ -1570,6 +1570,39 @@ def test_get_node_neighborhood_limit_truncates(call: CallFn) -> None:
     assert hood["truncated"] and "3" in hood["note"]
 
 
+def test_a_truncated_neighborhood_keeps_every_edge_among_the_nodes_it_reached(
+    call: CallFn,
+) -> None:
+    """Once the limit is reached no node is added, but the next hop still finds the links
+    among the nodes already reached: the edges are exactly the export's links among them."""
+
+    def neighbours(uid: str) -> set[str]:
+        return {other for *_, other in REAL_EXPORT.links(uid)} - {uid}
+
+    def linked_among(uids: set[str]) -> int:
+        return sum(len(neighbours(u) & uids) for u in uids)
+
+    # The node whose neighbours are most linked among themselves; the limit leaves one of
+    # its neighbours out, so the first hop truncates and the second finds only links among
+    # the nodes reached.
+    uid = max(REAL_EXPORT.pages, key=lambda u: (linked_among(neighbours(u)), u))
+    limit = len(neighbours(uid)) - 1
+    hood = ok(
+        call("get_node_neighborhood", {"uid": uid, "depth": 2, "limit": limit, "detail": "full"})
+    )
+    assert hood["truncated"] and hood["listed"] == limit
+    reached = {uid} | {node["uid"] for hop in hood["nodesByHop"] for node in hop}
+    expected = {
+        (here, other, label) if direction == "outgoing" else (other, here, label)
+        for here in reached
+        for direction, _, label, other in REAL_EXPORT.links(here)
+        if other in reached
+    }
+    edges = {(e["sourceUid"], e["destinationUid"], e["relationshipType"]) for e in hood["edges"]}
+    assert edges == expected
+    assert any(uid not in edge[:2] for edge in expected)  # links among the neighbours too
+
+
 @pytest.mark.parametrize("depth", [0, 5])
 def test_get_node_neighborhood_depth_outside_1_to_4(call: CallFn, depth: int) -> None:
     assert "depth" in error(call("get_node_neighborhood", {"uid": "pqyDoNken", "depth": depth}))

@@ -12,9 +12,13 @@ capped with a note saying how to get more.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
 
 from labbrain.core import LabBrain
 from labbrain.discourse.models import (
@@ -60,6 +64,8 @@ MAX_NEIGHBORS = 300
 MAX_PATHS = 5
 MAX_LIST = 100
 
+Answer = TypeVar("Answer", bound=BaseModel)
+
 
 def _slug(graph: str) -> str:
     return graph.removeprefix(DATASET_GRAPH_PREFIX)
@@ -103,7 +109,8 @@ class DiscourseReader:
     def __init__(self, brain: LabBrain) -> None:
         self.brain = brain
         self._gap_cache: dict[tuple[tuple[str, str], ...], dict[str, set[tuple[str, str]]]] = {}
-        self._schema_cache: dict[tuple[tuple[str, str], ...], SchemaResult] = {}
+        #: Answers over all loaded datasets, by name, with the state they were computed at.
+        self._answers: dict[str, tuple[tuple[tuple[str, str], ...], BaseModel]] = {}
 
     # ------------------------------------------------------------------ resolving
     def datasets(self, dataset: str | None = None) -> list[str] | None:
@@ -274,6 +281,8 @@ class DiscourseReader:
 
     def _images(self, node: IndexedNode) -> list[str]:
         """The node's image URLs in the order its markdown shows them."""
+        if not node.images:  # the index counts them: most nodes have none
+            return []
         rows = templates.run(self.brain.store, "node_images", node=node.iri, graph=node.graph)
         content = self.brain.index.content(node.graph, node.iri)
 
@@ -320,10 +329,16 @@ class DiscourseReader:
         """Node types (with descriptions from the ontology and counts), relation types, datasets.
 
         Cached until a dataset is loaded, replaced or dropped."""
+        return self._per_version("schema", self._schema)
+
+    def _per_version(self, name: str, build: Callable[[], Answer]) -> Answer:
+        """``build()``'s answer, computed once per state of the loaded datasets (see
+        :meth:`_version`); each caller gets its own deep copy, free to change it."""
         version = self._version()
-        if version not in self._schema_cache:
-            self._schema_cache = {version: self._schema()}
-        return self._schema_cache[version].model_copy(deep=True)
+        cached = self._answers.get(name)
+        if cached is None or cached[0] != version:
+            cached = self._answers[name] = (version, build())
+        return cast(Answer, cached[1].model_copy(deep=True))
 
     def _schema(self) -> SchemaResult:
         counts: Counter[str] = Counter()
@@ -382,7 +397,10 @@ class DiscourseReader:
         each attributed, but each creator's :data:`CONCISE_TYPES` largest types only (most
         nodes first, then by name) and the nodes without their dataset when ``dataset``
         names it."""
-        result = self._contributions(creator, node_type, limit)
+        if not creator and not node_type:  # everyone: the same answer until a load
+            result = self._per_version("contributions", lambda: self._contributions(None, None, 0))
+        else:
+            result = self._contributions(creator, node_type, limit)
         if detail == "full":
             return result
         for entry in result.creators:
@@ -398,21 +416,27 @@ class DiscourseReader:
         """The full contributions answer (see :meth:`get_researcher_contributions`)."""
         rows = self.brain.index.contributions(creator or None)
         types = self.node_types_matching(node_type)
-        stats: dict[str, CreatorStats] = {}
+        tallies: dict[str, _Tally] = {}
         for name, kind, count, first, last in rows:
             if types is not None and kind.lower() not in types:
                 continue
-            entry = stats.setdefault(
-                name,
-                CreatorStats(
-                    creator=name, total=0, byType={}, firstContribution=None, lastContribution=None
-                ),
+            tally = tallies.get(name)
+            if tally is None:
+                tally = tallies[name] = _Tally()
+            tally.total += count
+            tally.by_type[kind] = tally.by_type.get(kind, 0) + count
+            tally.first = _earliest(tally.first, first)
+            tally.last = _latest(tally.last, last)
+        creators = [
+            CreatorStats(
+                creator=name,
+                total=tally.total,
+                byType=tally.by_type,
+                firstContribution=tally.first,
+                lastContribution=tally.last,
             )
-            entry.total += count
-            entry.byType[kind] = entry.byType.get(kind, 0) + count
-            entry.firstContribution = _earliest(entry.firstContribution, first)
-            entry.lastContribution = _latest(entry.lastContribution, last)
-        creators = sorted(stats.values(), key=lambda s: (-s.total, s.creator))
+            for name, tally in sorted(tallies.items(), key=lambda item: (-item[1].total, item[0]))
+        ]
         if not creator:
             return ContributionsResult(
                 creators=creators,
@@ -573,9 +597,10 @@ class DiscourseReader:
                 )
                 for current in frontier
             ]
-            nodes = self.brain.index.nodes_by_iri(
-                (e.other for _, rows in hop_edges for e in rows), start.graph
-            )
+            ends: Iterable[str] = (e.other for _, rows in hop_edges for e in rows)
+            if truncated:  # no node is added any more: only edges among those reached count
+                ends = (iri for iri in ends if iri in visited)
+            nodes = self.brain.index.nodes_by_iri(ends, start.graph)
             for current, rows in hop_edges:
                 for edge in rows:
                     other = nodes.get(edge.other)
@@ -954,6 +979,16 @@ def _prefixed(iri: str | None) -> str | None:
         if iri.startswith(namespace):
             return f"{prefix}:{iri[len(namespace) :]}"
     return iri
+
+
+@dataclass
+class _Tally:
+    """One creator's counts while they are summed up (see ``_contributions``)."""
+
+    total: int = 0
+    by_type: dict[str, int] = dataclasses.field(default_factory=dict)
+    first: str | None = None
+    last: str | None = None
 
 
 def _earliest(current: str | None, candidate: str | None) -> str | None:

@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS nodes (
 );
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
 CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
-CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, node_type);
+CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, created DESC, iri);
 CREATE TABLE IF NOT EXISTS contributions (
     graph TEXT NOT NULL,
     creator TEXT NOT NULL,
@@ -78,7 +78,7 @@ CREATE TABLE IF NOT EXISTS contributions (
     nodes INTEGER NOT NULL,
     first_created TEXT,
     last_created TEXT,
-    PRIMARY KEY (graph, creator, node_type)
+    PRIMARY KEY (creator, node_type, graph)
 ) WITHOUT ROWID;
 """
     + LINKS_SCHEMA

@@ -207,9 +207,11 @@ def fit(data: Json, cap: int, schema: Schema | None = None, *, text: str | None 
         return Fitted(data, full, len(full))
     work = json.loads(full)
     before = _list_lengths(work, schema)
-    marked = sum(1 for value in _strings(work) if _is_cut(value))
+    marked: int | None = None  # strings cut already (counted before strings are cut here)
     current = full
     for step in (_lists_to_one, _strings_to_floor, _lists_to_none, _maps, _strings_to_marker):
+        if marked is None and step in _STRING_STEPS:
+            marked = _cut_strings(work)
         current = step(work, cap, schema)
         if len(current) <= cap:
             break
@@ -226,8 +228,13 @@ def fit(data: Json, cap: int, schema: Schema | None = None, *, text: str | None 
             if path.startswith(other) and path != other
         )
     }
-    strings = sum(1 for value in _strings(work) if _is_cut(value)) - marked
+    strings = 0 if marked is None else _cut_strings(work) - marked
     return Fitted(work, current, len(full), lists, strings, True, len(current) <= cap)
+
+
+def _cut_strings(work: Json) -> int:
+    """How many strings of ``work`` end with a cut marker."""
+    return sum(1 for value in _strings(work) if _is_cut(value))
 
 
 def _recount(work: Json, schema: Schema | None) -> bool:
@@ -292,6 +299,12 @@ def _walk(data: Json, schema: Schema | None) -> Iterator[_Seq]:
             for item in node:
                 yield from visit(item, path + "[]", items_schema)
         elif isinstance(node, dict):
+            if (
+                node_schema is not None
+                and _flat(node_schema, schema)
+                and node.keys() <= (node_schema["properties"].keys())
+            ):
+                return  # an object of plain values (or of such objects): nothing to cut
             if node_schema is not None and _is_map(node_schema):
                 order += 1
                 yield _Seq(path, order, [node], True, _least(node_schema, "minProperties"))
@@ -325,6 +338,54 @@ def _resolve(node: Any, root: Schema | None) -> Schema | None:
             continue
         return node
     return None
+
+
+_SCALARS = frozenset({"string", "integer", "number", "boolean", "null"})
+
+
+def _flat(node: Schema, root: Schema | None) -> bool:
+    """True when ``node`` is an object schema with fixed properties, each a plain value
+    (string, number, boolean, null, or a choice of those) or itself such an object: an
+    object that holds no list or map, whatever its values."""
+    key = (id(node), id(root))
+    known = _FLAT.get(key)
+    if known is not None and known[0] is node and known[1] is root:
+        return known[2]
+    properties = node.get("properties")
+    flat = (
+        node.get("type") == "object"
+        and isinstance(properties, Mapping)
+        and not node.get("additionalProperties")
+        and all(_plain(prop, root) for prop in properties.values())
+    )
+    _FLAT[key] = (node, root, flat)
+    return flat
+
+
+def _plain(node: Any, root: Schema | None) -> bool:
+    """True when every value ``node`` allows is a plain value or a :func:`_flat` object."""
+    for _ in range(32):
+        if not isinstance(node, Mapping):
+            return False
+        if "$ref" in node and root is not None:
+            node = root.get("$defs", {}).get(str(node["$ref"]).rsplit("/", 1)[-1])
+            continue
+        break
+    else:
+        return False
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        return all(_plain(branch, root) for branch in branches)
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return bool(kind) and all(k in _SCALARS for k in kind)
+    if kind in _SCALARS:
+        return True
+    return kind == "object" and _flat(node, root)
+
+
+#: Memo of :func:`_flat` by schema node (the nodes are kept, so their ids stay theirs).
+_FLAT: dict[tuple[int, int], tuple[Schema, Schema | None, bool]] = {}
 
 
 def _least(node: Schema | None, key: str) -> int:
@@ -516,6 +577,10 @@ def _strings_to_marker(work: Json, cap: int, schema: Schema | None) -> str:
     return _shorten(work, cap, 0)
 
 
+#: The steps of :func:`fit` that shorten strings (the others drop items).
+_STRING_STEPS = (_strings_to_floor, _strings_to_marker)
+
+
 def _is_cut(value: str) -> bool:
     return value.endswith(" chars]") and _CUT in value
 
@@ -580,16 +645,16 @@ def fit_answer(data: Json, cap: int, tool: str, schema: Schema | None = None) ->
     """:func:`fit` plus the marker with ``tool``'s hint, all within ``cap`` characters;
     ``fits`` is false when that is impossible. An answer under the cap comes back unchanged
     (the same object and text)."""
-    first = fit(data, cap, schema)
-    if not first.cut:
-        return first
+    full = dumps(data)
+    if len(full) <= cap:
+        return Fitted(data, full, len(full))
     room = cap
     prepared = {**data, "note": None} if isinstance(data, dict) and "note" in data else data
     for _ in range(8):
         fitted = fit(prepared, room, schema)
         if not fitted.fits:
             break
-        fitted.full_chars = first.full_chars
+        fitted.full_chars = len(full)
         marked = _marked_text(fitted, cap, hint_for(tool, fitted))
         if marked is not None:
             return marked
@@ -597,7 +662,7 @@ def fit_answer(data: Json, cap: int, tool: str, schema: Schema | None = None) ->
         room = min(room - 1, cap - marker - 8)  # room for the marker (its numbers may grow)
         if room <= 0:
             break
-    return Fitted(data, first.text, first.full_chars, cut=True, fits=False)
+    return Fitted(data, full, len(full), cut=True, fits=False)
 
 
 def _marked_text(fitted: Fitted, cap: int, hint: str) -> Fitted | None:
