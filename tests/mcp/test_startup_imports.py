@@ -31,7 +31,8 @@ main()
 
 #: Never imported by a server offering the default toolsets: other toolsets' tools and
 #: services, image fetching (off by default), the semantic stack, the HTTP server and
-#: console, the CLI's tables and progress bars. (rich's console is imported: the SDK's
+#: console, the CLI's tables and progress bars, pyld (the reference JSON-LD engine, for
+#: plain JSON-LD loads and JSON-LD export only). (rich's console is imported: the SDK's
 #: server sets up its logging with it.)
 NOT_BY_DEFAULT = (
     "labbrain.mcp.images",
@@ -49,6 +50,7 @@ NOT_BY_DEFAULT = (
     "torch",
     "transformers",
     "sentence_transformers",
+    "pyld",
 )
 
 

@@ -13,8 +13,9 @@ capped with a note saying how to get more.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -502,10 +503,21 @@ class DiscourseReader:
         if relationship_type:
             exact = {t.label.lower(): t.label for t in self.relation_types()}
             params["label"] = exact.get(relationship_type.strip().lower(), relationship_type)
-        rows = templates.run(self.brain.store, "relationships", **params)
-        rows.sort(key=lambda r: (r["graph"], r["label"], r["source"], r["destination"]))
-        total = len(rows)
-        rows = rows[:limit]
+        total = 0
+
+        def counted(found: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            nonlocal total
+            for row in found:
+                total += 1
+                yield row
+
+        # The first ``limit`` in order, without holding every match (a common type has
+        # tens of thousands).
+        rows = heapq.nsmallest(
+            limit,
+            counted(templates.rows(self.brain.store, "relationships", **params)),
+            key=lambda r: (r["graph"], r["label"], r["source"], r["destination"]),
+        )
         relationships = []
         by_graph: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:

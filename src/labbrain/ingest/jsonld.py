@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pyld import jsonld
 from pyoxigraph import Quad, RdfFormat, parse
 
 from labbrain.errors import ExportFormatError, InputTooLarge, RemoteContextRefused
@@ -410,6 +409,8 @@ def quads_pyld(
     document: JsonObject, label: str, local_contexts: Mapping[str, Path] | None = None
 ) -> Iterator[Quad]:
     """RDF of ``document`` through pyld (JSON-LD 1.1), refusing remote contexts."""
+    from pyld import jsonld  # only here: most loads never need it (20 ms of start-up)
+
     options = {
         "format": "application/n-quads",
         "documentLoader": offline_loader(local_contexts or {}, label),

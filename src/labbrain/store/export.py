@@ -12,7 +12,6 @@ import json
 import re
 from typing import IO
 
-from pyld import jsonld
 from pyoxigraph import RdfFormat
 
 from labbrain.errors import FormatHoldsOneGraph, InputError
@@ -112,6 +111,8 @@ def export(
     if fmt != "jsonld":
         store.dump(output, EXPORT_FORMATS[fmt], graphs, prefixes)
         return
+    from pyld import jsonld  # only for JSON-LD output (20 ms of start-up otherwise)
+
     buffer = io.BytesIO()
     store.dump(buffer, RdfFormat.N_QUADS, graphs)
     expanded = jsonld.from_rdf(buffer.getvalue().decode("utf-8"), {"format": "application/n-quads"})

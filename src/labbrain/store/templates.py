@@ -17,7 +17,7 @@ people (the web console lists it among its examples); the others serve labbrain 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -167,9 +167,15 @@ def python_value(term: Any) -> Any:
 
 def run(store: QuadStore, name: str, **params: Any) -> list[dict[str, Any]]:
     """Run template ``name`` with ``params``; rows as dicts of Python values, in order."""
+    return list(rows(store, name, **params))
+
+
+def rows(store: QuadStore, name: str, **params: Any) -> Iterator[dict[str, Any]]:
+    """:func:`run`'s rows one at a time, for a caller that keeps only some of them (the
+    query is sent, and its parameters checked, at the call)."""
     tmpl = template(name)
     result = store.query(tmpl.text, substitutions=bind(tmpl, params))
     if not isinstance(result, QuerySolutions):
         raise TemplateParameterError(name, "only SELECT templates can be run as rows")
     variables = [v.value for v in result.variables]
-    return [{v: python_value(solution[v]) for v in variables} for solution in result]
+    return ({v: python_value(solution[v]) for v in variables} for solution in result)
