@@ -33,6 +33,7 @@ from labbrain.mcp.caps import (
     LONG_STRING,
     PAGED,
     CappedServer,
+    _chars,
     cut_text,
     dumps,
     fit,
@@ -826,3 +827,10 @@ def test_following_the_sparql_hint_reads_the_next_rows(lab: Lab) -> None:
     assert first["rows"] == rows[:kept]
     assert following["rows"] == rows[kept : kept + len(following["rows"])]
     assert len(following["rows"]) > 0
+
+
+@given(st.one_of(st.text(), st.integers(), st.none(), st.lists(st.text(), max_size=3)))
+def test_an_items_size_is_the_length_of_its_json(value: Any) -> None:
+    """The sizes the fitting counts with are those of the text it writes (strings with and
+    without characters JSON escapes, and other values)."""
+    assert _chars(value) == len(dumps(value))

@@ -34,6 +34,7 @@ their ``nextOffset`` / ``nextCursor`` continue right after the last item shown. 
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -290,14 +291,17 @@ def _walk(data: Json, schema: Schema | None) -> Iterator[_Seq]:
             if node and len(inner) == len(node):  # a list of lists: one sequence of items
                 order += 1
                 yield _Seq(path, order, list(node), least=_least(node_schema, "minItems"))
+                inner_schema = _resolve(_items(items_schema), schema)
                 for owner in node:
                     for item in owner:
-                        yield from visit(item, path + "[]", _resolve(_items(items_schema), schema))
+                        if isinstance(item, list | dict):  # a plain value holds nothing
+                            yield from visit(item, path + "[]", inner_schema)
                 return
             order += 1
             yield _Seq(path, order, [node], least=_least(node_schema, "minItems"))
             for item in node:
-                yield from visit(item, path + "[]", items_schema)
+                if isinstance(item, list | dict):
+                    yield from visit(item, path + "[]", items_schema)
         elif isinstance(node, dict):
             if (
                 node_schema is not None
@@ -312,6 +316,8 @@ def _walk(data: Json, schema: Schema | None) -> Iterator[_Seq]:
                 for value in node.values():
                     yield from visit(value, f"{path}.*" if path else "*", values)
                 return
+            if not any(isinstance(value, list | dict) for value in node.values()):
+                return  # plain values only, whatever the schema says: nothing to cut
             for key, value in node.items():
                 child = _resolve(_property(node_schema, key), schema)
                 yield from visit(value, f"{path}.{key}" if path else key, child)
@@ -478,8 +484,19 @@ def _unit_sizes(seq: _Seq) -> list[int]:
     """Characters each item of ``seq`` takes in the text (with its comma, and its key in a
     map)."""
     if seq.is_map:
-        return [len(dumps(key)) + len(dumps(owner[key])) + 2 for owner, key in seq.units()]
-    return [len(dumps(owner[key])) + 1 for owner, key in seq.units()]
+        return [_chars(key) + _chars(owner[key]) + 2 for owner, key in seq.units()]
+    return [_chars(owner[key]) + 1 for owner, key in seq.units()]
+
+
+#: What JSON escapes in a string (:func:`dumps` keeps other characters as they are).
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
+def _chars(value: Json) -> int:
+    """``len(dumps(value))``, without writing the text of a string that needs no escape."""
+    if type(value) is str and _ESCAPED.search(value) is None:
+        return len(value) + 2
+    return len(dumps(value))
 
 
 def _kept_units(prefix: list[int], level: int, keep: int) -> int:
