@@ -24,7 +24,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -628,7 +628,11 @@ def _analyse(
         # the store) both release the GIL, so they overlap.
         records = [node.index_record() for node in analysis.nodes.values()]
         indexed = pool.submit(index, records, analysis.links)
-    writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+    try:
+        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
+    except BaseException:
+        wait([indexed])  # the index writes beside the store: done before the store rolls back
+        raise
     return _Analysed(analysis, indexed)
 
 
@@ -756,18 +760,25 @@ def _load_prepared(
             sink = functools.partial(index_sink, target, load_id)
         writing = threading.Event()
         future = pool.submit(_analyse, prepared, source, settings, writer, sink, writing, pool)
+        # Always wait for the analysis: nothing may write to the store once the fill returns
+        # (its error, if it has one, is the one reported); when the write failed, also for
+        # the index it started, which writes on the same device as the store's rollback.
         try:
             writing.set()
             writer.write(prepared.first)
             step("derive")
-        finally:
-            # Always wait for the analysis: nothing may write to the store once the fill
-            # returns.
-            outcome.append(future.result())
+        except BaseException:
+            wait([future.result().indexed])
+            raise
+        outcome.append(future.result())
 
     def record(committing: QuadStore) -> None:
         step("index")
-        written[0] = committing.count(target)
+        try:
+            written[0] = committing.count(target)
+        finally:
+            if outcome:  # the index is done before anything is committed or rolled back
+                wait([outcome[0].indexed])
         nodes = len(outcome[0].analysis.nodes) if outcome else 0
         if outcome:
             outcome[0].indexed.result()
