@@ -15,7 +15,7 @@ import time
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,8 @@ import pytest
 from helpers import close_client_sessions
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
+from virtuoso_server import VirtuosoServer, virtuoso_server
+from virtuoso_server import available as virtuoso_available
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -111,6 +113,11 @@ NEEDS: dict[str, tuple[str, Callable[[], bool], str]] = {
         _have_oxigraph,
         f"{OXIGRAPH} comes with the oxigraph package of the test extra",
     ),
+    "needs_virtuoso": (
+        "the Virtuoso server",
+        virtuoso_available,
+        "virtuoso-t and isql-vt come with Debian's virtuoso-opensource package",
+    ),
 }
 
 
@@ -161,6 +168,8 @@ def require_corpus() -> None:
 #: The "remote" parameter of a test module that runs on both backends: marked ``remote``, which
 #: the default run leaves out (pyproject.toml, addopts) and stage 2 of .ci/run runs.
 REMOTE = pytest.param("remote", marks=[pytest.mark.remote, pytest.mark.needs_oxigraph])
+#: The same on a Virtuoso server started for the test (Debian's virtuoso-opensource).
+VIRTUOSO = pytest.param("virtuoso", marks=[pytest.mark.remote, pytest.mark.needs_virtuoso])
 
 
 def settings_for(store: str | Path, **overrides: object) -> Settings:
@@ -315,7 +324,7 @@ def oxigraph_server(
             process.wait()
 
 
-def remote_settings(server: OxigraphServer, **overrides: object) -> Settings:
+def remote_settings(server: OxigraphServer | VirtuosoServer, **overrides: object) -> Settings:
     """Settings for a remote store on ``server`` (queries, updates and Graph Store Protocol),
     checking the endpoint's load records before every index read."""
     values: dict[str, object] = {
@@ -354,26 +363,37 @@ def make_settings(backend: str, tmp_path: Path) -> Iterator[MakeSettings]:
         def make(**overrides: object) -> Settings:
             if backend == "embedded":
                 return settings_for(":memory:", **overrides)
-            directory = tmp_path / f"oxigraph-{next(started)}"
-            return remote_settings(servers.enter_context(oxigraph_server(directory)), **overrides)
+            directory = tmp_path / f"{backend}-{next(started)}"
+            return remote_settings(
+                servers.enter_context(remote_server(backend, directory)), **overrides
+            )
 
         yield make
 
 
-#: Where a command-line test works: a store directory (embedded) or an Oxigraph server.
-Target = Path | OxigraphServer
+def remote_server(
+    backend: str, directory: Path
+) -> AbstractContextManager[OxigraphServer | VirtuosoServer]:
+    """The server a remote backend's test starts in ``directory`` (a context manager)."""
+    if backend == "virtuoso":
+        return virtuoso_server(directory)
+    return oxigraph_server(directory)
+
+
+#: Where a command-line test works: a store directory (embedded) or a SPARQL server.
+Target = Path | OxigraphServer | VirtuosoServer
 
 
 def cli_args(target: Target | str) -> list[str]:
     """The global ``labbrain`` options that select ``target``."""
-    if isinstance(target, OxigraphServer):
+    if isinstance(target, OxigraphServer | VirtuosoServer):
         return ["--endpoint", target.query, "--gsp-endpoint", target.store]
     return ["--store", str(target)]
 
 
 def settings_of(target: Target, **overrides: object) -> Settings:
     """Settings for the store at ``target`` (see settings_for and remote_settings)."""
-    if isinstance(target, OxigraphServer):
+    if isinstance(target, OxigraphServer | VirtuosoServer):
         return remote_settings(target, **overrides)
     return settings_for(target, **overrides)
 
@@ -385,5 +405,5 @@ def store_target(backend: str, store_dir: Path, tmp_path: Path) -> Iterator[Targ
     if backend == "embedded":
         yield store_dir
         return
-    with oxigraph_server(tmp_path / "oxigraph-target") as server:
+    with remote_server(backend, tmp_path / f"{backend}-target") as server:
         yield server

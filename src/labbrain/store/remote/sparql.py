@@ -162,19 +162,36 @@ def staging_is_stale(
     return (now or datetime.now(UTC)) - created > older_than
 
 
-def _statement(quad: Quad | Triple, graph: NamedNode | None) -> str:
-    triple = f"{quad.subject} {quad.predicate} {quad.object} ."
-    target = graph
-    if target is None and isinstance(quad, Quad) and isinstance(quad.graph_name, NamedNode):
-        target = quad.graph_name
-    return f"GRAPH {target} {{ {triple} }}" if target is not None else triple
+def _block(items: Iterable[Quad | Triple], graph: NamedNode | None) -> str:
+    """The body of an ``INSERT`` / ``DELETE DATA``: the triples of each graph in one
+    ``GRAPH`` block (into ``graph`` when given, else each quad's own graph; triples of the
+    default graph outside any). Virtuoso refuses a template that names a graph in several
+    blocks."""
+    graphs: dict[str | None, list[str]] = {}
+    for item in items:
+        target = graph
+        if target is None and isinstance(item, Quad) and isinstance(item.graph_name, NamedNode):
+            target = item.graph_name
+        key = str(target) if target is not None else None
+        graphs.setdefault(key, []).append(f"{item.subject} {item.predicate} {item.object} .")
+    return "\n".join(
+        "\n".join(triples) if name is None else f"GRAPH {name} {{\n" + "\n".join(triples) + "\n}"
+        for name, triples in graphs.items()
+    )
 
 
 def insert_data(items: Iterable[Quad | Triple], graph: NamedNode | None = None) -> str:
-    """An ``INSERT DATA`` update adding ``items`` (into ``graph`` when given, else each
-    quad's own graph). Blank nodes are allowed: their labels co-refer within this update."""
-    body = "\n".join(_statement(item, graph) for item in items)
-    return "INSERT DATA {\n" + body + "\n}" if body else ""
+    """An update adding ``items`` (into ``graph`` when given, else each quad's own graph).
+    Blank nodes are allowed: their labels co-refer within this update. With blank nodes it
+    is ``INSERT { ... } WHERE {}`` (one solution, so one fresh node per label, as ``INSERT
+    DATA`` makes), which Virtuoso accepts where it refuses blank nodes in ``INSERT DATA``."""
+    listed = list(items)
+    body = _block(listed, graph)
+    if not body:
+        return ""
+    if any(isinstance(i.subject, BlankNode) or isinstance(i.object, BlankNode) for i in listed):
+        return "INSERT {\n" + body + "\n} WHERE {}"
+    return "INSERT DATA {\n" + body + "\n}"
 
 
 def delete_data(quads: Iterable[Quad]) -> str:
@@ -183,7 +200,7 @@ def delete_data(quads: Iterable[Quad]) -> str:
     for quad in listed:
         if isinstance(quad.subject, BlankNode) or isinstance(quad.object, BlankNode):
             raise ValueError("quads with blank nodes cannot be removed from a remote store")
-    body = "\n".join(_statement(quad, None) for quad in listed)
+    body = _block(listed, None)
     return "DELETE DATA {\n" + body + "\n}" if body else ""
 
 

@@ -42,6 +42,7 @@ from pyoxigraph import (
     QueryBoolean,
     QueryResultsFormat,
     QuerySolutions,
+    QueryTriples,
     RdfFormat,
     Store,
     Triple,
@@ -96,6 +97,9 @@ _ACCEPT = (
     "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.5, "
     "application/sparql-results+xml;q=0.4"
 )
+#: What a CONSTRUCT or DESCRIBE query asks for: a graph format only (Virtuoso answers a
+#: graph as rows of ?s ?p ?o when SPARQL results are acceptable).
+_ACCEPT_GRAPH = "application/n-triples, text/turtle;q=0.5, application/rdf+xml;q=0.4"
 _RESULT_TYPES = {
     "application/sparql-results+json": QueryResultsFormat.JSON,
     "application/json": QueryResultsFormat.JSON,
@@ -109,6 +113,8 @@ _GRAPH_TYPES = {
     "application/rdf+xml": RdfFormat.RDF_XML,
 }
 _CANCELLED = "The SPARQL operation has been cancelled"
+#: The variable Virtuoso binds to 1 when it answers a true ASK query as a row (a false one: no row).
+_VIRTUOSO_ASK = "__ASK_RETVAL"
 
 
 @dataclass(frozen=True)
@@ -246,7 +252,7 @@ class RemoteStore:
             raise _status_error(url, answer, reading=reading)
         return answer
 
-    def _post_query(self, sparql: str, union: bool) -> Response:
+    def _post_query(self, sparql: str, union: bool, accept: str = _ACCEPT) -> Response:
         form: list[tuple[str, str]] = [("query", sparql)]
         url = self.endpoints.query
         if union:
@@ -259,7 +265,7 @@ class RemoteStore:
             url,
             urlencode(form).encode("ascii"),
             "application/x-www-form-urlencoded",
-            accept=_ACCEPT,
+            accept=accept,
             reading=True,
         )
 
@@ -285,9 +291,9 @@ class RemoteStore:
         Syntax errors are found here, before anything is sent, and reported with the same
         positions as the embedded store's.
         """
-        _check_query_syntax(sparql)
+        graph = _check_query_syntax(sparql)
         text = bind_values(sparql, substitutions) if substitutions else sparql
-        answer = self._post_query(with_prologue(text), union)
+        answer = self._post_query(with_prologue(text), union, _ACCEPT_GRAPH if graph else _ACCEPT)
         if answer.truncated:
             raise EndpointError(
                 _shown(self.endpoints.query),
@@ -299,6 +305,16 @@ class RemoteStore:
     def ask(self, sparql: str, substitutions: Substitutions | None = None) -> bool:
         """The answer of an ASK query."""
         result = self.query(sparql, substitutions=substitutions)
+        if isinstance(result, QuerySolutions) and [v.value for v in result.variables] == [
+            _VIRTUOSO_ASK
+        ]:
+            # Virtuoso answers ASK as one row binding __ASK_RETVAL to 1 (true), or none.
+            rows = [row[_VIRTUOSO_ASK] for row in result]
+            if not rows:
+                return False
+            if len(rows) == 1 and isinstance(rows[0], Literal) and rows[0].value in ("0", "1"):
+                return rows[0].value == "1"
+            raise EndpointError(_shown(self.endpoints.query), "answered an ASK with rows")
         if not isinstance(result, QueryBoolean):
             raise EndpointError(_shown(self.endpoints.query), "answered an ASK with rows")
         return bool(result)
@@ -567,12 +583,14 @@ class _CommitView:
 
 
 # ---------------------------------------------------------------------------- answers
-def _check_query_syntax(sparql: str) -> None:
-    """Parse ``sparql`` with pyoxigraph (on an empty store, nothing is evaluated)."""
+def _check_query_syntax(sparql: str) -> bool:
+    """Parse ``sparql`` with pyoxigraph (on an empty store, nothing is evaluated); True when
+    it is a CONSTRUCT or DESCRIBE query, whose answer is a graph."""
     try:
-        Store().query(sparql, prefixes=PREFIXES)
+        result = Store().query(sparql, prefixes=PREFIXES)
     except SyntaxError as err:
         raise parse_syntax_error(err) from None
+    return isinstance(result, QueryTriples)
 
 
 def _check_update_syntax(sparql: str) -> None:
