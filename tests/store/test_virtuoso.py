@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, Store
 
 from conftest import SAMPLE, settings_for
 from helpers import canonical
@@ -81,6 +81,8 @@ def test_ask_and_construct_answers_are_read_as_the_standard_says(
     try:
         assert store.ask("ASK {}") is True
         assert store.ask("ASK { GRAPH ?g { ?s ?p ?o } }", {"g": G1}) is False
+        answer = store.query("ASK {}")  # as the CLI and the sparql_query tool ask
+        assert isinstance(answer, QueryBoolean) and bool(answer)
         store.add_quads([Quad(NamedNode("urn:test:a"), P, Literal("1"), G1)])
         assert store.ask("ASK { GRAPH ?g { ?s ?p ?o } }", {"g": G1}) is True
         assert list(store.quads(G1.value)) == [Quad(NamedNode("urn:test:a"), P, Literal("1"), G1)]

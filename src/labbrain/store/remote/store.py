@@ -291,30 +291,24 @@ class RemoteStore:
         Syntax errors are found here, before anything is sent, and reported with the same
         positions as the embedded store's.
         """
-        graph = _check_query_syntax(sparql)
+        form = _check_query_syntax(sparql)
         text = bind_values(sparql, substitutions) if substitutions else sparql
-        answer = self._post_query(with_prologue(text), union, _ACCEPT_GRAPH if graph else _ACCEPT)
+        accept = _ACCEPT_GRAPH if form is QueryTriples else _ACCEPT
+        answer = self._post_query(with_prologue(text), union, accept)
         if answer.truncated:
             raise EndpointError(
                 _shown(self.endpoints.query),
                 "cut its answer at its row cap, so it is incomplete; start the labbrain "
                 "endpoint with a higher --max-rows (or LABBRAIN_HTTP_MAX_ROWS)",
             )
-        return _results(answer, self.endpoints.query)
+        result = _results(answer, self.endpoints.query)
+        if form is QueryBoolean and isinstance(result, QuerySolutions):
+            return _ask_rows(result, self.endpoints.query)
+        return result
 
     def ask(self, sparql: str, substitutions: Substitutions | None = None) -> bool:
         """The answer of an ASK query."""
         result = self.query(sparql, substitutions=substitutions)
-        if isinstance(result, QuerySolutions) and [v.value for v in result.variables] == [
-            _VIRTUOSO_ASK
-        ]:
-            # Virtuoso answers ASK as one row binding __ASK_RETVAL to 1 (true), or none.
-            rows = [row[_VIRTUOSO_ASK] for row in result]
-            if not rows:
-                return False
-            if len(rows) == 1 and isinstance(rows[0], Literal) and rows[0].value in ("0", "1"):
-                return rows[0].value == "1"
-            raise EndpointError(_shown(self.endpoints.query), "answered an ASK with rows")
         if not isinstance(result, QueryBoolean):
             raise EndpointError(_shown(self.endpoints.query), "answered an ASK with rows")
         return bool(result)
@@ -583,14 +577,33 @@ class _CommitView:
 
 
 # ---------------------------------------------------------------------------- answers
-def _check_query_syntax(sparql: str) -> bool:
-    """Parse ``sparql`` with pyoxigraph (on an empty store, nothing is evaluated); True when
-    it is a CONSTRUCT or DESCRIBE query, whose answer is a graph."""
+def _check_query_syntax(sparql: str) -> type:
+    """Parse ``sparql`` with pyoxigraph (on an empty store, nothing is evaluated); the kind
+    of answer it has: QuerySolutions (SELECT), QueryBoolean (ASK) or QueryTriples
+    (CONSTRUCT, DESCRIBE)."""
     try:
         result = Store().query(sparql, prefixes=PREFIXES)
     except SyntaxError as err:
         raise parse_syntax_error(err) from None
-    return isinstance(result, QueryTriples)
+    return type(result)
+
+
+def _ask_rows(rows: QuerySolutions, url: str) -> QueryBoolean:
+    """The boolean of an ASK that Virtuoso answered as rows: one binding ``__ASK_RETVAL`` to
+    1 (true), or no row (false)."""
+    if [v.value for v in rows.variables] == [_VIRTUOSO_ASK]:
+        values = [row[_VIRTUOSO_ASK] for row in rows]
+        if not values or (
+            len(values) == 1 and isinstance(values[0], Literal) and values[0].value in ("0", "1")
+        ):
+            truth = bool(values) and values[0].value == "1"
+            answer = parse_query_results(
+                b'{"head": {}, "boolean": ' + (b"true" if truth else b"false") + b"}",
+                QueryResultsFormat.JSON,
+            )
+            assert isinstance(answer, QueryBoolean)
+            return answer
+    raise EndpointError(_shown(url), "answered an ASK with rows")
 
 
 def _check_update_syntax(sparql: str) -> None:
