@@ -577,7 +577,7 @@ class Terminal:
             workers.extend(kids(pid) if helper(pid) else [pid])
         return [pid for pid in workers if alive(pid)]
 
-    def no_children_left(self, seconds: float = 10.0) -> bool:
+    def no_children_left(self, seconds: float = 30.0) -> bool:
         """True once no query worker is left (the forkserver reaps a killed worker on its
         own schedule: wait for it, up to ``seconds``)."""
         for _ in range(int(seconds / 0.05)):
