@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -381,6 +382,16 @@ def test_watch_lists_the_directory_only_when_it_changed(
     monkeypatch.setattr(fresh, "RACY_NS", 0)
     watch = StoreWatch(str(store))
     with LabBrain(settings_for(store)) as writer:
+        # The engine may still delete files it no longer needs just after the open (a change
+        # of the directory): start once the directory has stayed as it is for half a second.
+        directory = store / "oxigraph"
+        settled = directory.stat().st_mtime_ns
+        for _ in range(100):
+            time.sleep(0.5)
+            now = directory.stat().st_mtime_ns
+            if now == settled:
+                break
+            settled = now
         first = watch.stamp()
         listed = watch.listings
         assert watch.stamp() == first and watch.listings == listed  # unchanged: stats only
