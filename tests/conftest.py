@@ -7,12 +7,10 @@ import gc
 import itertools
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
 import time
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import close_client_sessions
+from helpers import answers_ask, close_client_sessions, free_port
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
 from virtuoso_server import VirtuosoServer, virtuoso_server
@@ -265,21 +263,6 @@ class OxigraphServer:
         return self.base + "/store"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _answers(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 @contextmanager
 def oxigraph_server(
     directory: Path, *options: str, command: str = "serve"
@@ -290,7 +273,7 @@ def oxigraph_server(
     require_marked(["needs_oxigraph"])
     directory.mkdir(parents=True, exist_ok=True)
     for _attempt in range(5):
-        port = _free_port()
+        port = free_port()
         process = subprocess.Popen(
             [
                 str(OXIGRAPH),
@@ -306,7 +289,7 @@ def oxigraph_server(
         )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
-        while process.poll() is None and not _answers(base):
+        while process.poll() is None and not answers_ask(base + "/query"):
             assert time.monotonic() < deadline, "the Oxigraph server did not start"
             time.sleep(0.01)
         if process.poll() is None:

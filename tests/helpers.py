@@ -9,10 +9,12 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -215,3 +217,20 @@ def load_and_kill(store: Path, export: Path, delay: float) -> None:
         child.wait(timeout=60)
     assert child.returncode == -signal.SIGKILL
     assert marker.exists(), "the kill left the journal of the interrupted write"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (a server started on it may still lose it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def answers_ask(url: str) -> bool:
+    """True when the SPARQL endpoint at ``url`` answers ``ASK {}`` with 200 (within 2 s)."""
+    try:
+        with urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False

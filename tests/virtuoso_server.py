@@ -8,14 +8,14 @@ stopped at the end."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from helpers import answers_ask, free_port
 
 VIRTUOSO = "virtuoso-t"
 ISQL = "isql-vt"
@@ -95,21 +95,6 @@ class VirtuosoServer:
         )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _answers(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(base + "/sparql?query=ASK%7B%7D", timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 @contextmanager
 def virtuoso_server(directory: Path, *, max_rows: int = 100_000) -> Iterator[VirtuosoServer]:
     """Start Virtuoso on a fresh database in ``directory`` (created), on free loopback ports,
@@ -117,7 +102,7 @@ def virtuoso_server(directory: Path, *, max_rows: int = 100_000) -> Iterator[Vir
     ``SPARQL`` user update; stop it at the end."""
     directory.mkdir(parents=True, exist_ok=True)
     for _attempt in range(5):
-        sql_port, http_port = _free_port(), _free_port()
+        sql_port, http_port = free_port(), free_port()
         ini = directory / "virtuoso.ini"
         ini.write_text(
             _INI.format(dir=directory, sql_port=sql_port, http_port=http_port, max_rows=max_rows),
@@ -131,7 +116,7 @@ def virtuoso_server(directory: Path, *, max_rows: int = 100_000) -> Iterator[Vir
         )
         base = f"http://127.0.0.1:{http_port}"
         deadline = time.monotonic() + 60
-        while process.poll() is None and not _answers(base):
+        while process.poll() is None and not answers_ask(base + "/sparql"):
             assert time.monotonic() < deadline, "the Virtuoso server did not start"
             time.sleep(0.05)
         if process.poll() is None:
