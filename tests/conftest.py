@@ -238,9 +238,9 @@ def sample_brain(make_settings: MakeSettings) -> Iterator[LabBrain]:
 
 
 # ---------------------------------------------------------------------------- remote stores
-#: The two backends a test module can run on: the embedded store and a remote SPARQL store
-#: (a real Oxigraph server started for the test).
-BACKENDS = ["embedded", REMOTE]
+#: The backends a test module can run on: the embedded store and a remote SPARQL store (a real
+#: Oxigraph server, or a real Virtuoso server, started for the test).
+BACKENDS = ["embedded", REMOTE, VIRTUOSO]
 
 
 @dataclass

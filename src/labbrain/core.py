@@ -27,7 +27,7 @@ from labbrain.index.refreshing import RefreshingTextIndex
 from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source
-from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, STAGING_PREFIX, SYSTEM_GRAPH, graph_iri
+from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri, is_listed_graph
 from labbrain.rdf.sparql_policy import check_update, looks_like_update
 from labbrain.settings import Settings
 from labbrain.store import templates
@@ -205,7 +205,7 @@ class LabBrain:
         """Every named graph with its triple count, sorted by IRI (a remote store's staging
         graphs, i.e. loads in flight or left by a process that died, are not listed)."""
         rows = templates.run(self.store, "graph_sizes")
-        return [row for row in rows if not str(row["graph"]).startswith(STAGING_PREFIX)]
+        return [row for row in rows if is_listed_graph(str(row["graph"]))]
 
     def stats(self, graph: str | None = None) -> Stats:
         """Counts over the dataset graphs (or one of them)."""

@@ -135,14 +135,22 @@ class EndpointError(StoreError):
 
 
 class EndpointReadOnly(EndpointError):
-    """A remote SPARQL store refused a write (HTTP 403 or 405): it serves reads only."""
+    """A remote SPARQL store refused a write (HTTP 403 or 405): it serves reads only, or
+    only to other credentials. ``credentials`` names where the credentials sent come from
+    (settings or a netrc file, never their value); None when none were sent."""
 
-    def __init__(self, url: str, status: int) -> None:
+    def __init__(self, url: str, status: int, credentials: str | None = None) -> None:
         self.status = status
+        self.credentials = credentials
+        who = (
+            f"the credentials from {credentials} may not write"
+            if credentials is not None
+            else "it takes writes only with credentials (LABBRAIN_ENDPOINT_USER and "
+            "LABBRAIN_ENDPOINT_PASSWORD, LABBRAIN_ENDPOINT_TOKEN, LABBRAIN_ENDPOINT_AUTH or "
+            "a netrc file)"
+        )
         super().__init__(
-            url,
-            f"refused the write (HTTP {status}): the endpoint is read-only, or the "
-            "credentials in LABBRAIN_ENDPOINT_AUTH may not write",
+            url, f"refused the write (HTTP {status}): the endpoint is read-only, or {who}"
         )
 
 

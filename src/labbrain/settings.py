@@ -189,6 +189,26 @@ class Settings(BaseSettings):
         description="Authorization header value sent with every request to the remote store "
         "(e.g. 'Basic dXNlcjpwYXNz' or 'Bearer TOKEN'); never printed.",
     )
+    endpoint_user: str | None = Field(
+        default=None,
+        description="User name for the remote store, with LABBRAIN_ENDPOINT_PASSWORD: HTTP "
+        "Digest or Basic, whichever the server asks for.",
+    )
+    endpoint_password: SecretStr | None = Field(
+        default=None,
+        description="Password of LABBRAIN_ENDPOINT_USER for the remote store; never printed.",
+    )
+    endpoint_token: SecretStr | None = Field(
+        default=None,
+        description="Token sent as 'Authorization: Bearer <token>' with every request to the "
+        "remote store; never printed.",
+    )
+    netrc: Path | None = Field(
+        default=None,
+        description="netrc file whose entry for the endpoint's host (machine HOST login USER "
+        "password PASS, or its default entry) holds the remote store's user and password "
+        "when no LABBRAIN_ENDPOINT_* credential is set (unset: ~/.netrc when it exists).",
+    )
     endpoint_timeout_seconds: float = Field(
         default=60.0,
         gt=0,
@@ -200,12 +220,21 @@ class Settings(BaseSettings):
         description="Time limit of one bulk write request to the remote store (a chunk of a "
         "load, the move that commits it, dropping a dataset): servers copy every quad.",
     )
-    endpoint_union: Literal["union-default-graph", "dataset", "native"] = Field(
-        default="union-default-graph",
+    endpoint_union: Literal["auto", "union-default-graph", "dataset", "native"] = Field(
+        default="auto",
         description="How a query over the union of all graphs (sparql_query) asks the remote "
         "store for it: Oxigraph's union-default-graph parameter, 'dataset' (every graph named "
-        "in default-graph-uri and named-graph-uri), or 'native' (the server's default graph "
-        "already is the union: Virtuoso, GraphDB, QLever).",
+        "in default-graph-uri and named-graph-uri), 'native' (the server's default graph "
+        "already is the union: GraphDB, QLever), or 'auto': 'dataset' on a server that names "
+        "itself Virtuoso (whose default graph also holds its own graphs), else "
+        "'union-default-graph'.",
+    )
+    endpoint_check_rows: int = Field(
+        default=1000,
+        ge=1,
+        description="A remote SELECT answer of at least this many rows is checked against a "
+        "count of its rows; one the server cut at its row limit (Virtuoso's ResultSetMaxRows) "
+        "is read again in pages. Set it to the server's row limit if that is lower.",
     )
     endpoint_index_refresh_seconds: float = Field(
         default=5.0,
@@ -217,15 +246,19 @@ class Settings(BaseSettings):
     @field_validator("endpoint", "update_endpoint", "gsp_endpoint")
     @classmethod
     def _endpoint_url(cls, value: str | None) -> str | None:
-        """Endpoint URLs are absolute http(s) URLs without credentials (those go in
-        LABBRAIN_ENDPOINT_AUTH, which is never printed)."""
+        """Endpoint URLs are absolute http(s) URLs without credentials (those come from
+        the LABBRAIN_ENDPOINT_* credential settings or a netrc file, and are never printed)."""
         if value is None or not value.strip():
             return None
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("expected an http:// or https:// URL")
         if parts.username is not None or parts.password is not None:
-            raise ValueError("no credentials in the URL; set LABBRAIN_ENDPOINT_AUTH instead")
+            raise ValueError(
+                "no credentials in the URL; set LABBRAIN_ENDPOINT_USER and "
+                "LABBRAIN_ENDPOINT_PASSWORD, LABBRAIN_ENDPOINT_TOKEN or LABBRAIN_ENDPOINT_AUTH, "
+                "or put them in a netrc file (LABBRAIN_NETRC) instead"
+            )
         if parts.fragment:
             raise ValueError("an endpoint URL has no #fragment")
         return value.strip()

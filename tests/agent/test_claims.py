@@ -25,7 +25,6 @@ from labbrain.agent.claims.propositions import (
     Propositions,
     decode_cursor,
     encode_cursor,
-    xsd_time,
 )
 from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
@@ -43,7 +42,7 @@ CLAIMS_TOOLS = {
 }
 ID_RE = re.compile(r"^urn:labbrain:proposition:[0-9a-f]{32}$")
 RELATION_ID_RE = re.compile(r"^urn:labbrain:proposition-relation:[0-9a-f]{32}$")
-TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z$")
+TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 DOI = "10.1083/jcb.201604065"
 PAGE = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
 
@@ -909,7 +908,19 @@ def test_a_read_only_server_refuses_writes(disk_sample: Path) -> None:
 
 
 def test_created_times_are_written_as_the_store_reads_them() -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta, timezone
 
-    assert xsd_time(datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC)) == "2026-01-02T03:04:05.12Z"
-    assert xsd_time(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "2026-01-02T03:04:05Z"
+    from labbrain.rdf.terms import canonical_time, timestamp
+
+    assert canonical_time(datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC)) == (
+        "2026-01-02T03:04:05.12Z"
+    )
+    assert canonical_time(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "2026-01-02T03:04:05Z"
+    # another zone: written as the same moment in UTC
+    plus_two = timezone(timedelta(hours=2))
+    assert canonical_time(datetime(2026, 1, 2, 5, 4, 5, 500, tzinfo=plus_two)) == (
+        "2026-01-02T03:04:05.0005Z"
+    )
+    assert timestamp(datetime(2026, 1, 2, 3, 4, 5, 100000, tzinfo=UTC)).value == (
+        "2026-01-02T03:04:05.1Z"
+    )

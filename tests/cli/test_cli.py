@@ -25,6 +25,7 @@ from conftest import (
     SAMPLE_TYPES,
     OxigraphServer,
     Target,
+    VirtuosoServer,
     cli_args,
     settings_for,
     settings_of,
@@ -179,14 +180,14 @@ def loaded_dir(store_dir: Path) -> Path:
 
 def location_line(target: Target) -> str:
     """The first line ``labbrain info`` prints for ``target``."""
-    if isinstance(target, OxigraphServer):
+    if isinstance(target, OxigraphServer | VirtuosoServer):
         return f"endpoint: {target.query}"
     return f"store: {target}"
 
 
 def index_file(target: Target) -> Path:
     """The text index file of the store at ``target``."""
-    if isinstance(target, OxigraphServer):
+    if isinstance(target, OxigraphServer | VirtuosoServer):
         return index_directory(target.query) / "index.sqlite"
     return target / "index.sqlite"
 

@@ -37,7 +37,7 @@ from conftest import (
     SAMPLE_GRAPH,
     SAMPLE_TYPES,
     MakeSettings,
-    oxigraph_server,
+    remote_server,
     remote_settings,
     require_corpus,
     settings_for,
@@ -634,7 +634,9 @@ def open_brain(backend: str, *paths: Path) -> Iterator[LabBrain]:
         else:
             scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             patch.setenv("XDG_DATA_HOME", str(scratch / "xdg-data"))
-            settings = remote_settings(stack.enter_context(oxigraph_server(scratch / "oxigraph")))
+            settings = remote_settings(
+                stack.enter_context(remote_server(backend, scratch / backend))
+            )
         # these tests compare whole answers with the exports; test_caps.py tests the cap
         settings = settings.model_copy(update={"mcp_max_chars": 10**9})
         brain = stack.enter_context(LabBrain(settings))

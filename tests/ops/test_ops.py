@@ -25,11 +25,15 @@ from click.testing import CliRunner, Result
 from mcp import Client, StdioServerParameters
 
 from conftest import (
+    REMOTE,
     ROOT,
     SAMPLE,
     SAMPLE_GRAPH,
     SAMPLE_V0,
+    VIRTUOSO,
     OxigraphServer,
+    VirtuosoServer,
+    remote_server,
     remote_settings,
     settings_for,
 )
@@ -73,7 +77,9 @@ SEARCHES = ("membrane tension", "actin branching endocytosis", "Cytosim simulati
 STALE_STAGING = "urn:labbrain:staging:20200101T000000Z-0123456789abcdef"
 
 
-def run(store: Path | str, *args: str, endpoint: OxigraphServer | None = None) -> Result:
+def run(
+    store: Path | str, *args: str, endpoint: OxigraphServer | VirtuosoServer | None = None
+) -> Result:
     """`labbrain --store STORE ARGS` (or `--endpoint`) in-process."""
     where = ["--endpoint", endpoint.query] if endpoint else ["--store", str(store)]
     return CliRunner().invoke(main, [*where, *args])
@@ -924,7 +930,13 @@ def test_check_beside_a_writer_and_its_error_paths(sample_store: Path, tmp_path:
     assert memory.exit_code == 2 and "not :memory:" in memory.stderr
 
 
-def test_check_a_remote_store(sample_store: Path, oxigraph: OxigraphServer) -> None:
+@pytest.mark.parametrize("backend", [REMOTE, VIRTUOSO])
+def test_check_a_remote_store(tmp_path: Path, backend: str) -> None:
+    with remote_server(backend, tmp_path / backend) as server:
+        _check_a_remote_store(server)
+
+
+def _check_a_remote_store(oxigraph: OxigraphServer | VirtuosoServer) -> None:
     settings = remote_settings(oxigraph)
     with LabBrain(settings) as brain:
         brain.load(str(SAMPLE))

@@ -41,6 +41,7 @@ from pyoxigraph import (
     QuerySolutions,
     QueryTriples,
     RdfFormat,
+    Store,
     Triple,
 )
 
@@ -72,13 +73,21 @@ from labbrain.rdf.namespaces import STAGING_PREFIX
 from labbrain.settings import Settings
 from labbrain.store.base import RdfDocument
 from labbrain.store.remote import sparql as remote_sparql
+from labbrain.store.remote.http import Response
 from labbrain.store.remote.sparql import (
     bind_values,
     blank_node_safe_chunks,
+    count_query,
     new_staging_graph,
+    page_query,
     staging_is_stale,
 )
-from labbrain.store.remote.store import RemoteStore, default_update_endpoint, index_directory
+from labbrain.store.remote.store import (
+    Endpoints,
+    RemoteStore,
+    default_update_endpoint,
+    index_directory,
+)
 
 EX = "http://example.org/"
 SAMPLE_INSTANCES = 171  # reified relation instances of the sample (data/README.md)
@@ -430,7 +439,7 @@ def test_results_are_pyoxigraph_types(oxigraph: OxigraphServer) -> None:
     assert str(local.value).startswith("SPARQL syntax error (line 2, column 3)")
 
 
-@pytest.mark.parametrize("mode", ["union-default-graph", "dataset", "native"])
+@pytest.mark.parametrize("mode", ["auto", "union-default-graph", "dataset", "native"])
 def test_union_of_graphs_in_each_mode(tmp_path: Path, mode: str) -> None:
     """sparql_query sees every graph as the default graph, however the server is asked."""
     options = ["--union-default-graph"] if mode == "native" else []
@@ -681,7 +690,8 @@ STUB_CASES: dict[
     "unauthorised": (
         _answer(401, b"who are you"),
         EndpointError,
-        "refused the request (HTTP 401); check LABBRAIN_ENDPOINT_AUTH",
+        "asks for credentials (HTTP 401); set LABBRAIN_ENDPOINT_USER and "
+        "LABBRAIN_ENDPOINT_PASSWORD, LABBRAIN_ENDPOINT_TOKEN or LABBRAIN_ENDPOINT_AUTH",
     ),
     "not found": (_answer(404, b"no such service"), EndpointError, "not found (HTTP 404)"),
     "redirect": (
@@ -907,3 +917,53 @@ def test_a_remote_load_killed_mid_write_changes_nothing(
     with LabBrain(settings):
         assert not any(g.startswith(STAGING_PREFIX) for g in probe._all_graphs())
     probe.close()
+
+
+# ---------------------------------------------------------------------------- paging
+def test_a_page_query_keeps_the_query_order_and_breaks_ties_with_every_column() -> None:
+    """Pages come from a sub-SELECT in a total order: the query's own ORDER BY first, then
+    every projected variable; the prologue and FROM clauses move out of the sub-SELECT (where
+    they are not allowed), and a LIMIT of the query's own stays inside."""
+    query = (
+        "PREFIX ex: <urn:ex#>\nSELECT ?s ?o FROM <urn:g1> FROM NAMED <urn:g2> "
+        "WHERE { ?s ex:p ?o } ORDER BY DESC(?o) LIMIT 5000"
+    )
+    page = page_query(query, ["s", "o"], 1000, 2000)
+    assert page.startswith("PREFIX ex: <urn:ex#>\nSELECT * FROM <urn:g1> FROM NAMED <urn:g2> ")
+    assert "ORDER BY DESC(?o)  ?s ?o LIMIT 5000" in page
+    assert page.endswith("} } LIMIT 1000 OFFSET 2000")
+    unordered = page_query("SELECT ?s WHERE { ?s ?p ?o }", ["s"], 10, 0)
+    assert "WHERE { ?s ?p ?o } ORDER BY ?s  } }" in unordered
+    counted = count_query(query)
+    assert counted.startswith("PREFIX ex: <urn:ex#>\nSELECT (COUNT(*) AS ?labbrain_rows) FROM")
+    for text in (page, unordered, counted):
+        Store().query(text)  # valid SPARQL
+
+
+def test_pages_that_do_not_add_up_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that said it cut an answer (3 rows of 5), then gives pages that do not add up
+    to the count (the data changed, or it cuts pages too), gives an error, not a short answer."""
+    store = RemoteStore(Endpoints(query="http://127.0.0.1:9/query", update="http://x/update"))
+    store.server = "test"
+
+    def rows(values: list[int]) -> bytes:
+        bindings = [{"n": {"type": "literal", "value": str(v)}} for v in values]
+        return json.dumps({"head": {"vars": ["n"]}, "results": {"bindings": bindings}}).encode()
+
+    def count(n: int) -> bytes:
+        value = {"labbrain_rows": {"type": "literal", "value": str(n)}}
+        return json.dumps(
+            {"head": {"vars": ["labbrain_rows"]}, "results": {"bindings": [value]}}
+        ).encode()
+
+    answers = iter(
+        [
+            Response(200, "application/sparql-results+json", rows([1, 2, 3]), truncated=True),
+            Response(200, "application/sparql-results+json", count(5)),
+            Response(200, "application/sparql-results+json", rows([1, 2, 3])),
+            Response(200, "application/sparql-results+json", rows([4])),
+        ]
+    )
+    monkeypatch.setattr(store, "_post_query", lambda *args, **kwargs: next(answers))
+    with pytest.raises(EndpointError, match=r"gave 4 of a query's 5 rows when read in pages of 3"):
+        store.query("SELECT ?n WHERE { ?s ?p ?n }")

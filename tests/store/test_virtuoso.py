@@ -4,13 +4,14 @@ handled in the backend, and a load holds there what it holds in the embedded sto
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, Store
 
-from conftest import SAMPLE, settings_for
+from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import canonical
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
@@ -108,3 +109,44 @@ def test_a_load_into_virtuoso_holds_what_the_embedded_store_holds(
         assert loaded.graph == report.graph and loaded.quads == report.quads
         assert canonical(remote, loaded.graph) == expected
         assert [hit.node.uid for hit in remote.search("actin membrane", limit=10).hits] == hits
+
+
+# ----------------------------------------------------------------- a server that cuts answers
+#: Every IRI subject of a graph, in an order of the query's own (ties in any order).
+SUBJECTS = (
+    "SELECT ?s WHERE { GRAPH <urn:labbrain:dataset:akamatsulab-sample> { ?s ?p ?o } "
+    "FILTER(isIRI(?s)) } ORDER BY DESC(STR(?s))"
+)
+
+
+@pytest.mark.remote
+@pytest.mark.needs_virtuoso
+def test_reads_that_need_everything_page_past_a_silent_row_limit(tmp_path: Path) -> None:
+    """Virtuoso cuts every answer at ResultSetMaxRows (here 1,000) without saying so. The
+    sample's dataset graph holds more than twice that: a SELECT of everything (in its own
+    order too), whole-graph reads, the export and the index rebuild still get everything."""
+    graph = {"g": NamedNode(SAMPLE_GRAPH)}
+    with LabBrain(settings_for(":memory:")) as embedded:
+        embedded.load(str(SAMPLE))
+        expected = canonical(embedded, SAMPLE_GRAPH)
+        size = embedded.store.count(SAMPLE_GRAPH)
+        subjects = [row["s"].value for row in embedded.store.query(SUBJECTS)]  # type: ignore[index, union-attr]
+    assert size > 2 * 1000 and len(subjects) > 1000  # else nothing would be cut
+    with (
+        virtuoso_server(tmp_path / "virtuoso", max_rows=1000) as server,
+        LabBrain(_remote(server)) as brain,
+    ):
+        brain.load(str(SAMPLE))
+        store = brain.store
+        cut = store.query(
+            "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 1001", substitutions=graph
+        )
+        assert len(list(cut)) == 1001  # a LIMIT above the server's is paged as well
+        everything = "SELECT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+        assert len(list(store.query(everything, substitutions=graph))) == size
+        assert [row["s"].value for row in store.query(SUBJECTS)] == subjects  # type: ignore[index, union-attr]
+        assert canonical(brain, SAMPLE_GRAPH) == expected
+        exported = io.BytesIO()
+        brain.export(exported, "nquads", graphs=[SAMPLE_GRAPH])
+        assert len(exported.getvalue().splitlines()) == size
+        assert brain.reindex().reindexed == {SAMPLE_GRAPH: 150}

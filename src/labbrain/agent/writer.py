@@ -208,8 +208,12 @@ class AgentWriter:
         if stamps:
             condition = _template(stamps)
         else:
-            none = f"GRAPH {system} {{ {WRITE_STAMP_SUBJECT} {WRITE_STAMP} ?any }}"
-            condition = f"FILTER NOT EXISTS {{ {none} }}"
+            # "no stamp yet", as a count: Virtuoso takes a FILTER NOT EXISTS that is all the
+            # WHERE clause holds as true, and an OPTIONAL + !BOUND on a new IRI as false
+            stamp = f"GRAPH {system} {{ {WRITE_STAMP_SUBJECT} {WRITE_STAMP} ?any }}"
+            condition = (
+                f"{{ SELECT (COUNT(*) AS ?stamps) WHERE {{ {stamp} }} }} FILTER(?stamps = 0)"
+            )
         update = f"DELETE {{ {_template(remove)} }} INSERT {{ {_template(add)} }}"
         self.store.update(f"{update} WHERE {{ {condition} }}")
         landed = any(

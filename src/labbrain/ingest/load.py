@@ -58,6 +58,7 @@ from labbrain.rdf.namespaces import (
     dataset_graph,
     slugify,
 )
+from labbrain.rdf.terms import timestamp
 from labbrain.settings import Settings
 from labbrain.store.base import GraphPart, GraphWriter, QuadStore, RdfDocument
 from labbrain.store.ontology import vocabulary
@@ -566,7 +567,7 @@ def _load_record(
         (LB + "graph", subject),
         (LB + "slug", lit(graph.removeprefix(DATASET_GRAPH_PREFIX))),
         (LB + "loadId", lit(load_id)),
-        (LB + "loadedAt", lit(datetime.now(UTC).isoformat(), XSD + "dateTime")),
+        (LB + "loadedAt", timestamp(datetime.now(UTC))),
         (LB + "sourceDigest", lit(digest)),
         (LB + "format", lit(prepared.kind)),
         (LB + "quadCount", lit(quads, XSD + "integer")),

@@ -47,7 +47,7 @@ from pyoxigraph import DefaultGraph, Quad, QuerySolutions
 from labbrain import __version__
 from labbrain.errors import BackupInvalid, InputError, SettingsError, StoreError
 from labbrain.index.text import ENGINE_SUFFIX, SyncReport, TextIndex
-from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH
+from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SERVER_GRAPHS, SYSTEM_GRAPH
 from labbrain.settings import Settings
 from labbrain.store import templates
 from labbrain.store.base import GraphWriter, QuadStore
@@ -235,7 +235,11 @@ def _write_backup(given: str, source: Path, partial: Path) -> Manifest:
 
 def graph_counts(store: QuadStore) -> dict[str, int]:
     """Named graph -> number of quads, for every named graph of ``store``, sorted."""
-    return {str(row["graph"]): int(row["triples"]) for row in templates.run(store, "graph_sizes")}
+    return {
+        str(row["graph"]): int(row["triples"])
+        for row in templates.run(store, "graph_sizes")
+        if str(row["graph"]) not in SERVER_GRAPHS
+    }
 
 
 def _default_graph(store: QuadStore) -> Iterator[Quad]:

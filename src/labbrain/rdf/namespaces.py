@@ -60,6 +60,23 @@ CLAIMS_GRAPH_PREFIX: Final = "urn:labbrain:claims:"
 CLAIMS_GRAPH: Final = CLAIMS_GRAPH_PREFIX + "main"
 #: Where a remote load stages its data before moving it into place.
 STAGING_PREFIX: Final = "urn:labbrain:staging:"
+#: Graphs a Virtuoso server holds for itself (its RDF views, the LDP vocabulary, its own
+#: endpoint's description): never listed as the store's graphs.
+SERVER_GRAPHS: Final = frozenset(
+    {
+        "http://www.openlinksw.com/schemas/virtrdf#",
+        "http://www.w3.org/ns/ldp#",
+        "http://localuriqaserver/sparql",
+    }
+)
+
+
+def is_listed_graph(graph: str) -> bool:
+    """True for a graph labbrain lists as the store's: not a staging graph of a remote
+    write, not a graph the server keeps for itself (:data:`SERVER_GRAPHS`)."""
+    return not graph.startswith(STAGING_PREFIX) and graph not in SERVER_GRAPHS
+
+
 #: Base IRI of the shipped ontology file ``<name>`` while it is parsed.
 ONTOLOGY_FILE_PREFIX: Final = ONTOLOGY_GRAPH + ":"
 

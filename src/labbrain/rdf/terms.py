@@ -22,9 +22,18 @@ def now() -> datetime:
     return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
+def canonical_time(moment: datetime) -> str:
+    """``moment`` (timezone-aware) in the canonical lexical form of ``xsd:dateTime``: UTC as
+    ``Z``, fractional seconds without trailing zeros. Stores that keep a literal as written
+    (Virtuoso) and stores that keep its value (Oxigraph) both give this spelling back."""
+    base = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    fraction = f"{moment.microsecond:06d}".rstrip("0")
+    return f"{base}.{fraction}Z" if fraction else f"{base}Z"
+
+
 def timestamp(moment: datetime | None = None) -> Literal:
-    """An ``xsd:dateTime`` literal for ``moment`` (default: now)."""
-    return Literal((moment or now()).isoformat(), datatype=NamedNode(XSD + "dateTime"))
+    """An ``xsd:dateTime`` literal for ``moment`` (default: now), in canonical form."""
+    return Literal(canonical_time(moment or now()), datatype=NamedNode(XSD + "dateTime"))
 
 
 def text(value: str) -> Literal:

@@ -158,7 +158,7 @@ def python_value(term: Any) -> Any:
         if datatype in (XSD + "decimal", XSD + "double", XSD + "float"):
             return float(term.value)
         if datatype == XSD + "boolean":
-            return term.value == "true"
+            return term.value in ("true", "1")  # both in xsd:boolean's lexical space
         return term.value
     if isinstance(term, BlankNode):
         return "_:" + term.value

@@ -23,7 +23,6 @@ import binascii
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from pyoxigraph import NamedNode, Quad
 
@@ -43,7 +42,7 @@ from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, NodeNotFound
-from labbrain.index.text import IndexedNode, uid_of
+from labbrain.index.text import IndexedNode, normalise_timestamp, uid_of
 from labbrain.rdf.namespaces import (
     AGENT_PREFIX,
     CLAIMS_GRAPH,
@@ -118,12 +117,10 @@ class End:
     node: IndexedNode | None = None
 
 
-def xsd_time(moment: datetime) -> str:
-    """``moment`` as the store returns an ``xsd:dateTime`` it was given (canonical form:
-    UTC ``Z``, fractional seconds without trailing zeros)."""
-    base = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    fraction = f"{moment.microsecond:06d}".rstrip("0")
-    return f"{base}.{fraction}Z" if fraction else f"{base}Z"
+def _time(value: str) -> str:
+    """A stored or new ``created`` time in labbrain's one spelling (UTC, milliseconds, ``Z``):
+    stores give a dateTime back in their own form (Oxigraph ``.47Z``, Virtuoso ``.470Z``)."""
+    return normalise_timestamp(value) or value
 
 
 def encode_cursor(sequence: int) -> str:
@@ -198,7 +195,7 @@ class Propositions:
                 sequence=row["sequence"],
                 content=row["content"],
                 confidence=row["confidence"],
-                created=row["created"],
+                created=_time(row["created"]),
                 agent=row["agent"].removeprefix(AGENT_PREFIX),
                 source=row["source"],
                 source_is_node=bool(row["sourceIsNode"]),
@@ -218,7 +215,7 @@ class Propositions:
                 source=row["source"],
                 target=row["target"],
                 reasoning=row["reasoning"],
-                created=row["created"],
+                created=_time(row["created"]),
             )
             for row in rows
             if row["type"] in RELATION_NAMES
@@ -376,7 +373,7 @@ class Propositions:
                 sequence=last + 1,
                 content=cleaned,
                 confidence=float(confidence),
-                created=xsd_time(moment),
+                created=_time(moment.isoformat()),
                 agent=self.writer.agent.value.removeprefix(AGENT_PREFIX),
                 source=normalised.iri if normalised else None,
                 source_is_node=normalised is not None and normalised.node is not None,
@@ -496,7 +493,7 @@ class Propositions:
             lab_ends = [NamedNode(e.iri) for e in (source, target) if e.node is not None]
             quads += self.writer.provenance(subject, graph, derived_from=lab_ends, at=moment)
             stored = StoredRelation(
-                subject.value, name, source.iri, target.iri, why, xsd_time(moment)
+                subject.value, name, source.iri, target.iri, why, _time(moment.isoformat())
             )
             answer = ConnectResult(
                 relation=self.relation_model(stored, endpoints),

@@ -9,6 +9,10 @@ missing graph corrupts the next answer on an Oxigraph server's kept-alive connec
 
 A body cut short (a chunked stream or ``Content-Length`` not completed) is an error, not an
 answer. Redirects are not followed. The time limit covers the whole exchange, body included.
+
+Credentials are handed to an :class:`~labbrain.store.remote.auth.Authenticator`, which says
+what each request carries and answers a ``401`` challenge: the request (its body is bytes) is
+then sent once more, never more than once.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ import ssl
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from labbrain import __version__
+from labbrain.store.remote.auth import Authenticator, Authorization, Credentials
 
 #: The header a labbrain endpoint sets on an answer cut at its row cap.
 TRUNCATED_HEADER = "X-Labbrain-Truncated"
@@ -54,6 +59,13 @@ class Response:
     location: str | None = None
     #: The server said it cut the answer (a labbrain endpoint's ``X-Labbrain-Truncated``).
     truncated: bool = False
+    #: The ``WWW-Authenticate`` values of a 401 answer.
+    challenges: tuple[str, ...] = ()
+    #: Where the credentials this request was sent with come from (``Credentials.source``,
+    #: no secret); None when it carried none.
+    credentials: str | None = None
+    #: The ``Server`` header (the server's name and version), when it sent one.
+    server: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -73,13 +85,13 @@ _Key = tuple[str, str, int]
 class HttpClient:
     """Requests with a time limit over kept-alive connections (one per thread and server).
 
-    ``authorization`` is sent as the Authorization header of every request; it appears in no
-    error message.
+    ``authorization``: the credentials requests authenticate with (see
+    :mod:`labbrain.store.remote.auth`); they appear in no error message.
     """
 
-    def __init__(self, *, timeout: float, authorization: str | None = None) -> None:
+    def __init__(self, *, timeout: float, authorization: Credentials | None = None) -> None:
         self.timeout = timeout
-        self._authorization = authorization
+        self._auth = Authenticator(authorization) if authorization is not None else None
         self._local = threading.local()
         self._all: list[http.client.HTTPConnection] = []
         self._all_lock = threading.Lock()
@@ -142,7 +154,10 @@ class HttpClient:
         Raises TransportError when no complete answer came within ``timeout`` seconds (the
         client's default when None), the server could not be reached, or the body was cut.
         With ``retry`` (for requests that change nothing), a kept-alive connection the server
-        closed just before the request is replaced and the request sent once more.
+        closed just before the request is replaced and the request sent once more. With
+        credentials, a ``401`` the authenticator can answer sends the request once more with
+        them (within the same time limit); the answer's ``credentials`` then says where the
+        credentials it was sent with come from.
         """
         if method == "HEAD":
             raise ValueError("HEAD is never sent (see the module docstring)")
@@ -155,10 +170,35 @@ class HttpClient:
         key = (scheme, host, port)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         sent = {"User-Agent": USER_AGENT, **(headers or {})}
-        if self._authorization is not None:
-            sent["Authorization"] = self._authorization
         if body is not None:
             sent["Content-Length"] = str(len(body))
+        auth = self._auth
+        if auth is None:
+            return self._send(key, method, target, body, sent, deadline, limit, retry)
+        given = auth.first(key, method, target)
+        answer = self._send(key, method, target, body, _with(sent, given), deadline, limit, retry)
+        if answer.status == 401:
+            again = auth.challenged(key, method, target, answer.challenges, given)
+            if again is not None:
+                given = again
+                answer = self._send(
+                    key, method, target, body, _with(sent, given), deadline, limit, retry
+                )
+        return replace(answer, credentials=auth.source if given is not None else None)
+
+    def _send(
+        self,
+        key: _Key,
+        method: str,
+        target: str,
+        body: bytes | None,
+        sent: dict[str, str],
+        deadline: float,
+        limit: float,
+        retry: bool,
+    ) -> Response:
+        """One request, sent again on a new connection when ``retry`` allows (see
+        :meth:`request`)."""
         while True:
             conn = self._connection(key, limit)
             reused = conn.sock is not None
@@ -205,7 +245,25 @@ class HttpClient:
             self._discard(key)
         media = (answer.getheader("Content-Type") or "").split(";", 1)[0].strip().lower()
         truncated = (answer.getheader(TRUNCATED_HEADER) or "").strip().lower() == "true"
-        return Response(answer.status, media, data, answer.getheader("Location"), truncated)
+        challenges = (
+            tuple(answer.msg.get_all("WWW-Authenticate") or ()) if answer.status == 401 else ()
+        )
+        return Response(
+            answer.status,
+            media,
+            data,
+            answer.getheader("Location"),
+            truncated,
+            challenges,
+            server=answer.getheader("Server"),
+        )
+
+
+def _with(headers: dict[str, str], authorization: Authorization | None) -> dict[str, str]:
+    """``headers`` plus the Authorization header, when there is one."""
+    if authorization is None:
+        return headers
+    return {**headers, "Authorization": authorization.value}
 
 
 def _set_timeout(conn: http.client.HTTPConnection, deadline: float) -> None:

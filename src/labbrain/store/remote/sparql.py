@@ -113,9 +113,11 @@ def _where_group(sparql: str) -> tuple[int, int, bool]:
     raise ValueError("the query has no WHERE group to bind parameters in")
 
 
-def bind_values(sparql: str, substitutions: Mapping[str, Term]) -> str:
+def bind_values(sparql: str, substitutions: Mapping[str, Term], *, binds: bool = False) -> str:
     """``sparql`` with ``substitutions`` bound by a VALUES block at the start of its WHERE
-    group (variables sorted by name; the text is unchanged when there are none).
+    group (variables sorted by name; the text is unchanged when there are none); with
+    ``binds``, by one ``BIND(term AS ?name)`` each instead (for Virtuoso, which drops rows of
+    a UNION joined with a leading VALUES block).
 
     A WHERE group that is a sub-SELECT is wrapped in a group first, since a VALUES block
     cannot precede a sub-SELECT directly.
@@ -126,8 +128,11 @@ def bind_values(sparql: str, substitutions: Mapping[str, Term]) -> str:
     for name in names:
         if not re.fullmatch(r"[\w\u00b7\u0300-\u036f\u203f-\u2040]+", name):
             raise ValueError(f"invalid variable name {name!r}")
-    values = " ".join(term_text(substitutions[name]) for name in names)
-    block = f" VALUES ({' '.join('?' + n for n in names)}) {{ ({values}) }} "
+    if binds:
+        block = " " + " ".join(f"BIND({term_text(substitutions[n])} AS ?{n})" for n in names) + " "
+    else:
+        values = " ".join(term_text(substitutions[name]) for name in names)
+        block = f" VALUES ({' '.join('?' + n for n in names)}) {{ ({values}) }} "
     start, end, sub_select = _where_group(sparql)
     if sub_select:
         return sparql[: start + 1] + block + "{" + sparql[start + 1 : end] + "}" + sparql[end:]
@@ -256,3 +261,85 @@ def blank_node_safe_chunks(triples: Iterable[Triple], size: int) -> Iterator[lis
         chunk.extend(group)
     if chunk:
         yield chunk
+
+
+# ---------------------------------------------------------------------------- paging
+#: The variable a count of a query's rows is bound to.
+COUNT_VARIABLE = "labbrain_rows"
+
+
+def _form_position(sparql: str) -> int:
+    """Where the query form (SELECT, CONSTRUCT, ...) starts: the prologue ends there."""
+    for kind, text, position in _tokens(sparql):
+        if kind == "word" and text.upper() in _FORMS:
+            return position
+    raise ValueError("no query form (SELECT, CONSTRUCT, ASK, DESCRIBE) found")
+
+
+def _split_select(sparql: str) -> tuple[str, str, str]:
+    """(prologue, dataset clauses, the SELECT query without them) of a SELECT query: a query
+    used as a sub-SELECT can have neither a prologue nor FROM / FROM NAMED clauses."""
+    start = _form_position(sparql)
+    prologue, body = sparql[:start], sparql[start:]
+    dataset: list[str] = []
+    spans: list[tuple[int, int]] = []
+    depth = 0
+    tokens = list(_tokens(body))
+    for index, (kind, text, position) in enumerate(tokens):
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+        elif kind == "word" and depth == 0 and text.upper() == "FROM":
+            rest = tokens[index + 1 : index + 3]
+            if rest and rest[0][0] == "word" and rest[0][1].upper() == "NAMED":
+                rest = rest[1:]
+            if not rest or rest[0][0] != "iri":
+                raise ValueError("a FROM clause without an IRI")
+            end = rest[0][2] + len(rest[0][1])
+            dataset.append(body[position:end])
+            spans.append((position, end))
+    for begin, end in reversed(spans):
+        body = body[:begin] + body[end:]
+    return prologue, " ".join(dataset), body
+
+
+def count_query(sparql: str) -> str:
+    """A query counting the rows of SELECT query ``sparql`` (bound to ``?labbrain_rows``)."""
+    prologue, dataset, body = _split_select(sparql)
+    return f"{prologue}SELECT (COUNT(*) AS ?{COUNT_VARIABLE}) {dataset} WHERE {{ {{ {body} }} }}"
+
+
+def page_query(sparql: str, variables: Iterable[str], limit: int, offset: int) -> str:
+    """Rows ``offset`` to ``offset + limit`` of SELECT query ``sparql``, in a total order: its
+    own ORDER BY, with every one of ``variables`` appended as a tie-breaker (or only those,
+    when it has none), so that successive pages neither repeat nor miss a row.
+
+    The ordered query is a sub-SELECT and the page is cut outside it: Virtuoso refuses an
+    ORDER BY with an OFFSET past its sort limit (10,000 rows by default) but pages a sorted
+    sub-SELECT; Oxigraph keeps a sub-SELECT's order too.
+    """
+    prologue, dataset, body = _split_select(sparql)
+    ties = " ".join(f"?{name}" for name in variables)
+    depth = 0
+    order_end: int | None = None  # where the tie-breakers go
+    has_order = False
+    previous = ""
+    for kind, text, position in _tokens(body):
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            if depth == 0:
+                order_end = None
+        elif kind == "word" and depth == 0:
+            word = text.upper()
+            if word == "BY" and previous == "ORDER":
+                has_order = True
+            elif word in ("LIMIT", "OFFSET", "VALUES") and order_end is None:
+                order_end = position
+        if kind != "space":
+            previous = text.upper() if kind == "word" else ""
+    clause = f" {ties} " if has_order else f" ORDER BY {ties} "
+    ordered = body + clause if order_end is None else body[:order_end] + clause + body[order_end:]
+    return f"{prologue}SELECT * {dataset} WHERE {{ {{ {ordered} }} }} LIMIT {limit} OFFSET {offset}"

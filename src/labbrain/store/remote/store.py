@@ -27,7 +27,9 @@ Writes:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -61,7 +63,7 @@ from labbrain.errors import (
     SettingsError,
     StoreReadOnly,
 )
-from labbrain.rdf.namespaces import PREFIXES, STAGING_PREFIX
+from labbrain.rdf.namespaces import PREFIXES, SERVER_GRAPHS, STAGING_PREFIX
 from labbrain.rdf.sparql_policy import check_update
 from labbrain.settings import Settings
 from labbrain.store.base import (
@@ -74,14 +76,18 @@ from labbrain.store.base import (
     dump_graphs,
     parse_syntax_error,
 )
+from labbrain.store.remote.auth import HOW_TO_SET, Credentials, credentials_from_settings, refusal
 from labbrain.store.remote.http import HttpClient, Response, TransportError
 from labbrain.store.remote.sparql import (
+    COUNT_VARIABLE,
     bind_values,
     blank_node_safe_chunks,
+    count_query,
     delete_data,
     insert_data,
     join_updates,
     new_staging_graph,
+    page_query,
     staging_is_stale,
     with_prologue,
 )
@@ -100,6 +106,9 @@ _ACCEPT = (
 #: What a CONSTRUCT or DESCRIBE query asks for: a graph format only (Virtuoso answers a
 #: graph as rows of ?s ?p ?o when SPARQL results are acceptable).
 _ACCEPT_GRAPH = "application/n-triples, text/turtle;q=0.5, application/rdf+xml;q=0.4"
+#: What a page of rows is asked as (merged with the other pages' rows).
+_ACCEPT_JSON = "application/sparql-results+json"
+_JSON_TYPES = ("application/sparql-results+json", "application/json")
 _RESULT_TYPES = {
     "application/sparql-results+json": QueryResultsFormat.JSON,
     "application/json": QueryResultsFormat.JSON,
@@ -113,6 +122,23 @@ _GRAPH_TYPES = {
     "application/rdf+xml": RdfFormat.RDF_XML,
 }
 _CANCELLED = "The SPARQL operation has been cancelled"
+_DATE_TIME = b"http://www.w3.org/2001/XMLSchema#dateTime"
+_TIME = rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d*0)((?:Z|[+-]\d\d:\d\d)?)"
+_JSON_TIME = re.compile(
+    rb'(?<="datatype": "http://www\.w3\.org/2001/XMLSchema#dateTime", "value": ")'
+    + _TIME
+    + rb'(?=")'
+)
+_NT_TIME = re.compile(
+    rb'(?<=")' + _TIME + rb'(?="\^\^<http://www\.w3\.org/2001/XMLSchema#dateTime>)'
+)
+_NODE_ID = b"nodeID://"
+_BNODE_ID = re.compile(rb'("type"\s*:\s*"bnode"\s*,\s*"value"\s*:\s*")nodeID://')
+_BOOLEAN = b"http://www.w3.org/2001/XMLSchema#boolean"
+_BOOLEAN_DIGIT = re.compile(
+    rb'("datatype"\s*:\s*"http://www\.w3\.org/2001/XMLSchema#boolean"\s*,\s*"value"\s*:\s*")'
+    rb'([01])(?=")'
+)
 #: The variable Virtuoso binds to 1 when it answers a true ASK query as a row (a false one: no row).
 _VIRTUOSO_ASK = "__ASK_RETVAL"
 
@@ -120,32 +146,38 @@ _VIRTUOSO_ASK = "__ASK_RETVAL"
 @dataclass(frozen=True)
 class Endpoints:
     """Where a remote store answers: query, update, and (optionally) Graph Store Protocol
-    URLs, the Authorization header value, and how to ask for the union of all graphs."""
+    URLs, the credentials requests to all three authenticate with (see
+    :mod:`~labbrain.store.remote.auth`; not in the repr), and how to ask for the union of all
+    graphs."""
 
     query: str
     update: str
     gsp: str | None = None
-    authorization: str | None = field(default=None, repr=False)
+    authorization: Credentials | None = field(default=None, repr=False)
     timeout: float = 60.0
     write_timeout: float = 3600.0
-    union: str = "union-default-graph"
+    union: str = "auto"
+    #: SELECT answers of at least this many rows are checked for a silent cut (by a count).
+    check_rows: int = 1000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Endpoints:
-        """The endpoints the settings name; raises SettingsError when there is none."""
+        """The endpoints the settings name, with the credentials they give for the query
+        endpoint's host (:func:`~labbrain.store.remote.auth.credentials_from_settings`);
+        raises SettingsError when there is no endpoint or the credentials are inconsistent."""
         if not settings.endpoint:
             raise SettingsError("no LABBRAIN_ENDPOINT (--endpoint) is set")
         query = settings.endpoint
         update = settings.update_endpoint or default_update_endpoint(query)
-        auth = settings.endpoint_auth.get_secret_value() if settings.endpoint_auth else None
         return cls(
             query=query,
             update=update,
             gsp=settings.gsp_endpoint,
-            authorization=auth,
+            authorization=credentials_from_settings(settings),
             timeout=settings.endpoint_timeout_seconds,
             write_timeout=settings.endpoint_write_timeout_seconds,
             union=settings.endpoint_union,
+            check_rows=settings.endpoint_check_rows,
         )
 
 
@@ -181,6 +213,10 @@ class RemoteStore:
         self.read_only = read_only
         self.location = endpoints.query
         self._http = HttpClient(timeout=endpoints.timeout, authorization=endpoints.authorization)
+        #: The ``Server`` header of the last answer that had one (e.g. ``Virtuoso/07.20...``).
+        self.server: str | None = None
+        #: False once the server answered ``GRAPH ?g { }`` without naming graphs (Virtuoso).
+        self._lists_empty_graphs = True
 
     @classmethod
     def from_settings(cls, settings: Settings, *, read_only: bool = False) -> RemoteStore:
@@ -248,17 +284,36 @@ class RemoteStore:
             if err.timed_out and reading:
                 raise QueryTimeout(timeout) from None
             raise EndpointError(_shown(url), err.reason) from None
+        if answer.server is not None:
+            self.server = answer.server
         if not answer.ok:
             raise _status_error(url, answer, reading=reading)
         return answer
+
+    def union_mode(self) -> str:
+        """How this store asks for the union of all graphs: the ``endpoint_union`` setting,
+        with ``auto`` resolved by the server's name (``dataset`` for Virtuoso, whose default
+        graph also holds its own graphs; else ``union-default-graph``)."""
+        mode = self.endpoints.union
+        if mode != "auto":
+            return mode
+        return "dataset" if self.is_virtuoso() else "union-default-graph"
+
+    def is_virtuoso(self) -> bool:
+        """True when the server names itself Virtuoso (its ``Server`` header), which labbrain
+        asks some things differently (see docs/sparql.md, "Virtuoso")."""
+        if self.server is None:  # nothing answered yet: ask something that changes nothing
+            self.ask("ASK { }")
+        return (self.server or "").startswith("Virtuoso")
 
     def _post_query(self, sparql: str, union: bool, accept: str = _ACCEPT) -> Response:
         form: list[tuple[str, str]] = [("query", sparql)]
         url = self.endpoints.query
         if union:
-            if self.endpoints.union == "union-default-graph":
+            mode = self.union_mode()
+            if mode == "union-default-graph":
                 url += ("&" if "?" in url else "?") + "union-default-graph"
-            elif self.endpoints.union == "dataset":
+            elif mode == "dataset":
                 for graph in self.graphs():
                     form += [("default-graph-uri", graph), ("named-graph-uri", graph)]
         return self._send(
@@ -283,27 +338,94 @@ class RemoteStore:
     def query(
         self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
     ) -> QueryResult:
-        """Run a SPARQL query remotely; ``substitutions`` are bound by a VALUES block.
+        """Run a SPARQL query remotely; ``substitutions`` are bound by a VALUES block (BINDs
+        on Virtuoso).
 
-        An answer the server says it cut (a labbrain endpoint's row cap) is an EndpointError,
-        never taken as complete.
+        A SELECT answer is complete or an error, even from a server that cuts answers at a row
+        limit: one the server says it cut (a labbrain endpoint's row cap), or one of at least
+        ``check_rows`` rows whose count the server puts higher (a silent cut: Virtuoso's
+        ``ResultSetMaxRows``), is read again in pages of the size the server gave (see
+        :meth:`_pages`). A CONSTRUCT the server says it cut is an EndpointError.
 
         Syntax errors are found here, before anything is sent, and reported with the same
         positions as the embedded store's.
         """
         form = _check_query_syntax(sparql)
-        text = bind_values(sparql, substitutions) if substitutions else sparql
-        accept = _ACCEPT_GRAPH if form is QueryTriples else _ACCEPT
-        answer = self._post_query(with_prologue(text), union, accept)
-        if answer.truncated:
+        text, answer, result, size = self._send_query(sparql, substitutions, union, form)
+        if form is QueryBoolean and isinstance(result, QuerySolutions):
+            return _ask_rows(result, self.endpoints.query)
+        if isinstance(result, QuerySolutions) and (
+            answer.truncated or size >= self.endpoints.check_rows
+        ):
+            total = self._count_rows(text, union)
+            if answer.truncated or total > size:
+                return self._pages(text, union, [v.value for v in result.variables], size, total)
+        elif answer.truncated:
             raise EndpointError(
                 _shown(self.endpoints.query),
                 "cut its answer at its row cap, so it is incomplete; start the labbrain "
                 "endpoint with a higher --max-rows (or LABBRAIN_HTTP_MAX_ROWS)",
             )
-        result = _results(answer, self.endpoints.query)
-        if form is QueryBoolean and isinstance(result, QuerySolutions):
-            return _ask_rows(result, self.endpoints.query)
+        return result
+
+    def _send_query(
+        self,
+        sparql: str,
+        substitutions: Substitutions | None,
+        union: bool = False,
+        form: type = QueryTriples,
+    ) -> tuple[str, Response, QueryResult, int]:
+        """Send a query once: (its text with the substitutions bound, the answer, the results
+        read from it, their number of rows or triples)."""
+        text = (
+            bind_values(sparql, substitutions, binds=self.is_virtuoso())
+            if substitutions
+            else sparql
+        )
+        accept = _ACCEPT_GRAPH if form is QueryTriples else _ACCEPT
+        answer = self._post_query(with_prologue(text), union, accept)
+        result, size = _results(answer, self.endpoints.query)
+        return text, answer, result, size
+
+    def _count_rows(self, text: str, union: bool) -> int:
+        """How many rows SELECT query ``text`` has (one row: no server cuts it)."""
+        answer = self._post_query(with_prologue(count_query(text)), union)
+        rows = list(_results(answer, self.endpoints.query)[0])  # type: ignore[arg-type]
+        value = rows[0][COUNT_VARIABLE] if rows else None
+        if not isinstance(value, Literal):
+            raise EndpointError(_shown(self.endpoints.query), "answered a count without one")
+        return int(value.value)
+
+    def _pages(
+        self, text: str, union: bool, variables: list[str], page: int, total: int
+    ) -> QuerySolutions:
+        """All ``total`` rows of SELECT query ``text``, read ``page`` rows at a time (the most
+        the server gave at once) in a total order (:func:`page_query`); an EndpointError if
+        they do not add up to ``total`` (the server cut a page, or the data changed)."""
+        url = self.endpoints.query
+        if page <= 0:
+            raise EndpointError(_shown(url), f"answered none of a query's {total} rows")
+        bindings: list[object] = []
+        while len(bindings) < total:
+            sparql = page_query(text, variables, page, len(bindings))
+            answer = self._post_query(with_prologue(sparql), union, _ACCEPT_JSON)
+            if answer.content_type not in _JSON_TYPES:
+                raise EndpointError(_shown(url), "answered a page of rows in another format")
+            rows = json.loads(answer.body).get("results", {}).get("bindings", [])
+            bindings.extend(rows)
+            if len(rows) < page:
+                break
+        if len(bindings) != total:
+            raise EndpointError(
+                _shown(url),
+                f"gave {len(bindings)} of a query's {total} rows when read in pages of {page} "
+                "(changed meanwhile, or it cuts pages too); retry, or raise the server's row "
+                "limit",
+            )
+        merged = json.dumps({"head": {"vars": variables}, "results": {"bindings": bindings}})
+        whole = Response(200, "application/sparql-results+json", merged.encode("utf-8"))
+        result, _ = _results(whole, url)
+        assert isinstance(result, QuerySolutions)
         return result
 
     def ask(self, sparql: str, substitutions: Substitutions | None = None) -> bool:
@@ -320,16 +442,27 @@ class RemoteStore:
         return result
 
     def _all_graphs(self) -> list[str]:
-        rows = self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")
-        return sorted(row["g"].value for row in rows if isinstance(row["g"], NamedNode))
+        """Every named graph of the endpoint, sorted by IRI, the server's own excepted.
+
+        Asked as ``GRAPH ?g { }`` (cheap: servers that keep a list of graphs answer from it),
+        unless the server answered that with a row without ``?g`` (Virtuoso, which keeps no
+        empty graphs and lists none that way): then, and from then on, as the graphs that
+        hold a triple."""
+        if self._lists_empty_graphs:
+            rows = list(self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"))
+            if all(isinstance(row["g"], NamedNode) for row in rows):
+                return _named(rows)
+            self._lists_empty_graphs = False
+        return _named(self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"))
 
     def graphs(self) -> list[str]:
         """Named graphs of the endpoint, sorted by IRI (staging graphs are not listed)."""
         return [g for g in self._all_graphs() if not g.startswith(STAGING_PREFIX)]
 
     def has_graph(self, graph: str) -> bool:
-        """True when the endpoint has the named graph."""
-        return self.ask("ASK { GRAPH ?g { } }", {"g": NamedNode(graph)})
+        """True when the endpoint has the named graph and it holds a triple (servers differ
+        on empty graphs: Virtuoso keeps none and says yes to ``ASK { GRAPH <any> { } }``)."""
+        return self.ask("ASK { GRAPH ?g { ?s ?p ?o } }", {"g": NamedNode(graph)})
 
     def count(self, graph: str) -> int:
         """Number of quads in ``graph``."""
@@ -350,10 +483,15 @@ class RemoteStore:
             bound["s"] = subject
         if predicate is not None:
             bound["p"] = predicate
-        result = self.query(
-            "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }", substitutions=bound
-        )
         name = NamedNode(graph)
+        pattern = "WHERE { GRAPH ?g { ?s ?p ?o } }"
+        _, answer, result, size = self._send_query(f"CONSTRUCT {{ ?s ?p ?o }} {pattern}", bound)
+        if answer.truncated or size >= self.endpoints.check_rows:
+            select = f"SELECT ?s ?p ?o {pattern}"
+            bound_select = bind_values(select, bound, binds=self.is_virtuoso())
+            if answer.truncated or self._count_rows(bound_select, False) > size:
+                rows = self._rows(select, bound)
+                return (Quad(r["s"], r["p"], r["o"], name) for r in rows)
         return (Quad(t.subject, t.predicate, t.object, name) for t in result)  # type: ignore[union-attr]
 
     def dump(
@@ -606,6 +744,15 @@ def _ask_rows(rows: QuerySolutions, url: str) -> QueryBoolean:
     raise EndpointError(_shown(url), "answered an ASK with rows")
 
 
+def _named(rows: Iterable[Mapping[str, object]] | QuerySolutions) -> list[str]:
+    """The graph IRIs bound to ``?g`` in ``rows``, sorted, without the server's own graphs."""
+    return sorted(
+        g.value
+        for row in rows
+        if isinstance(g := row["g"], NamedNode) and g.value not in SERVER_GRAPHS
+    )
+
+
 def _check_update_syntax(sparql: str) -> None:
     """Parse an update with pyoxigraph without running it anywhere that matters: on an
     empty in-memory store, after refusing LOAD and SERVICE (which would reach the network)."""
@@ -618,9 +765,33 @@ def _check_update_syntax(sparql: str) -> None:
         pass  # a runtime failure on the empty store (e.g. MOVE of a missing graph) is fine
 
 
-def _results(answer: Response, url: str) -> QueryResult:
-    """The answer as pyoxigraph query results, checked completely before it is returned."""
+def _standard_json(body: bytes) -> bytes:
+    """SPARQL JSON results as the standard spells them, where Virtuoso does not: every
+    ``xsd:boolean`` as ``true`` / ``false`` (Virtuoso: ``1`` / ``0``, also in the lexical
+    space, but not what other stores give), and blank nodes by their label (Virtuoso:
+    ``nodeID://b10001``, not a blank node label)."""
+    if _BOOLEAN in body:
+        body = _BOOLEAN_DIGIT.sub(lambda m: m[1] + (b"true" if m[2] == b"1" else b"false"), body)
+    if _NODE_ID in body:
+        body = _BNODE_ID.sub(rb"\1", body)
+    return _canonical_times(body, _JSON_TIME)
+
+
+def _canonical_times(body: bytes, pattern: re.Pattern[bytes]) -> bytes:
+    """Every ``xsd:dateTime`` that ``pattern`` finds in canonical form: fractional seconds
+    without trailing zeros (Virtuoso gives ``.790Z`` back for ``.79Z``; Oxigraph keeps the
+    canonical form, as the embedded store does)."""
+    if _DATE_TIME not in body:
+        return body
+    return pattern.sub(lambda m: m[1] + (m[2].rstrip(b"0").rstrip(b".")) + m[3], body)
+
+
+def _results(answer: Response, url: str) -> tuple[QueryResult, int]:
+    """The answer as pyoxigraph query results, checked completely before it is returned, and
+    their number of rows (triples of a graph; 1 for a boolean)."""
     body = answer.body
+    if answer.content_type in _JSON_TYPES:
+        body = _standard_json(body)
     results_format = _RESULT_TYPES.get(answer.content_type)
     graph_format = _GRAPH_TYPES.get(answer.content_type)
     if results_format is None and graph_format is None:
@@ -630,11 +801,11 @@ def _results(answer: Response, url: str) -> QueryResult:
     try:
         if results_format is not None:
             checked = parse_query_results(body, results_format)
-            if isinstance(checked, QuerySolutions):
-                for _ in checked:
-                    pass
-            return parse_query_results(body, results_format)
+            size = sum(1 for _ in checked) if isinstance(checked, QuerySolutions) else 1
+            return parse_query_results(body, results_format), size
         assert graph_format is not None
+        if graph_format is RdfFormat.N_TRIPLES:
+            body = _canonical_times(body, _NT_TIME)
         triples = [quad.triple for quad in parse(body, graph_format)]
     except SyntaxError:
         if _CANCELLED.encode() in body[-200:]:
@@ -645,22 +816,27 @@ def _results(answer: Response, url: str) -> QueryResult:
         raise EndpointError(_shown(url), "sent a broken answer (cut short?)") from None
     holder = Store()
     holder.extend(Quad(t.subject, t.predicate, t.object) for t in triples)
-    return holder.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    return holder.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"), len(holder)
 
 
 def _status_error(url: str, answer: Response, *, reading: bool) -> Exception:
-    """The labbrain error for a non-2xx answer."""
+    """The labbrain error for a non-2xx answer. Refused credentials are named by where they
+    come from (``answer.credentials``), never by their value."""
     shown = _shown(url)
     status = answer.status
     detail = answer.text()
     if status == 400:
         return QueryError(f"the endpoint refused the request: {detail or 'bad request'}")
     if status in (403, 405) and not reading:
-        return EndpointReadOnly(shown, status)
-    if status in (401, 403):
-        return EndpointError(
-            shown, f"refused the request (HTTP {status}); check LABBRAIN_ENDPOINT_AUTH"
-        )
+        return EndpointReadOnly(shown, status, answer.credentials)
+    if status == 401:
+        return EndpointError(shown, refusal(answer.credentials, answer.challenges))
+    if status == 403:
+        if answer.credentials is not None:
+            why = f"the credentials from {answer.credentials} may not read it"
+        else:
+            why = f"it may need credentials: {HOW_TO_SET}"
+        return EndpointError(shown, f"refused the request (HTTP 403); {why}")
     if status == 404:
         return EndpointError(shown, f"not found (HTTP 404); check the URL ({detail})")
     if 300 <= status < 400:
