@@ -43,8 +43,8 @@ Striping = 0
 ServerPort = 127.0.0.1:{sql_port}
 DisableUnixSocket = 1
 CheckpointInterval = 60
-NumberOfBuffers = 20000
-MaxDirtyBuffers = 15000
+NumberOfBuffers = {buffers}
+MaxDirtyBuffers = {dirty_buffers}
 DirsAllowed = ., {dir}
 
 [HTTPServer]
@@ -55,7 +55,7 @@ ServerThreads = 8
 
 [SPARQL]
 ResultSetMaxRows = {max_rows}
-MaxQueryExecutionTime = 60
+MaxQueryExecutionTime = {max_seconds}
 """
 
 
@@ -85,27 +85,44 @@ class VirtuosoServer:
     def store(self) -> str:
         return self.base + "/sparql-graph-crud"
 
-    def sql(self, statements: str) -> None:
-        """Run SQL statements as the database administrator (``isql-vt``)."""
+    def sql(self, statements: str, *, timeout: float = 60) -> None:
+        """Run SQL statements as the database administrator (``isql-vt``), within
+        ``timeout`` seconds."""
         subprocess.run(
             [ISQL, f"127.0.0.1:{self.sql_port}", "dba", "dba", f"exec={statements}"],
             check=True,
             capture_output=True,
-            timeout=60,
+            timeout=timeout,
         )
 
 
 @contextmanager
-def virtuoso_server(directory: Path, *, max_rows: int = 100_000) -> Iterator[VirtuosoServer]:
+def virtuoso_server(
+    directory: Path,
+    *,
+    max_rows: int = 100_000,
+    buffers: tuple[int, int] = (20_000, 15_000),
+    max_query_seconds: int | None = 60,
+) -> Iterator[VirtuosoServer]:
     """Start Virtuoso on a fresh database in ``directory`` (created), on free loopback ports,
-    with ``ResultSetMaxRows`` = ``max_rows``; wait until it answers a query; let the
-    ``SPARQL`` user update; stop it at the end."""
+    with ``ResultSetMaxRows`` = ``max_rows``, ``NumberOfBuffers`` and ``MaxDirtyBuffers`` =
+    ``buffers`` (8 KB pages each; the defaults suit a test's few thousand quads) and
+    ``MaxQueryExecutionTime`` = ``max_query_seconds`` (None: no limit); wait until it answers
+    a query; let the ``SPARQL`` user update; stop it at the end."""
     directory.mkdir(parents=True, exist_ok=True)
     for _attempt in range(5):
         sql_port, http_port = free_port(), free_port()
         ini = directory / "virtuoso.ini"
         ini.write_text(
-            _INI.format(dir=directory, sql_port=sql_port, http_port=http_port, max_rows=max_rows),
+            _INI.format(
+                dir=directory,
+                sql_port=sql_port,
+                http_port=http_port,
+                max_rows=max_rows,
+                buffers=buffers[0],
+                dirty_buffers=buffers[1],
+                max_seconds=max_query_seconds or 0,
+            ),
             encoding="utf-8",
         )
         process = subprocess.Popen(

@@ -205,7 +205,12 @@ class LabBrain:
         """Every named graph with its triple count, sorted by IRI (a remote store's staging
         graphs, i.e. loads in flight or left by a process that died, are not listed)."""
         rows = templates.run(self.store, "graph_sizes")
-        return [row for row in rows if is_listed_graph(str(row["graph"]))]
+        filling = {row["graph"] for row in templates.rows(self.store, "filling_graphs")}
+        return [
+            row
+            for row in rows
+            if is_listed_graph(str(row["graph"])) and row["graph"] not in filling
+        ]
 
     def stats(self, graph: str | None = None) -> Stats:
         """Counts over the dataset graphs (or one of them)."""

@@ -14,6 +14,7 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   │                                  cannot be created, read or written there
     │   ├── StoreReadOnly(operation)       a write on a store opened read-only
     │   ├── DiskFull()                     the store's device ran out of space; write undone
+    │   ├── LoadInProgress(graph)  another process is loading that graph for the first time
     │   ├── WriteConflict(operation, attempts)  other processes' writes kept landing first
     │   └── EndpointError(url, reason)     a remote SPARQL store failed or refused a request
     │       └── EndpointReadOnly(url)      it refused a write (a read-only endpoint)
@@ -108,6 +109,18 @@ class DiskFull(StoreError):
         super().__init__(
             "no space left on the device holding the store; the write was undone and the "
             "store is unchanged: free some space and try again"
+        )
+
+
+class LoadInProgress(StoreError):
+    """Another process is loading ``graph`` into the remote store for the first time."""
+
+    def __init__(self, graph: str) -> None:
+        self.graph = graph
+        super().__init__(
+            f"{graph} is being loaded by another process for the first time; wait for that "
+            "load to finish, then load again (a load left by a process that died is dropped "
+            "a day after it began)"
         )
 
 

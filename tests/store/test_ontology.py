@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+from pyoxigraph import NamedNode, Store
+
 from conftest import ROOT
-from labbrain.rdf.namespaces import DG, DGB, LB
+from labbrain.rdf.namespaces import DG, DGB, LB, RDFS
 from labbrain.store.ontology import vocabulary
 
 PREFIXED = {"lb": LB, "dg": DG, "dgb": DGB}
@@ -71,3 +73,31 @@ def test_agent_side_classes_are_declared() -> None:
     ):
         assert LB + name in declared
     assert LB + "strength" in declared
+
+
+def test_every_core_class_reaches_discourse_node_in_at_most_three_steps_one_way() -> None:
+    """The templates that label a node by its core class spell ``rdfs:subClassOf+`` out as
+    chains of one to three steps (Virtuoso loses rows of a transitive path in an OPTIONAL):
+    the shipped ontology must stay within that depth, with one chain per class (else a node
+    would be counted once per chain)."""
+    store = Store()
+    store.extend(vocabulary().triples)
+    sub = NamedNode(RDFS + "subClassOf")
+    top = NamedNode(DG + "DiscourseNode")
+
+    def chains(node: NamedNode, steps: int) -> list[int]:
+        """The lengths of the subclass chains from ``node`` up to dg:DiscourseNode."""
+        found: list[int] = []
+        for quad in store.quads_for_pattern(node, sub, None):
+            parent = quad.object
+            assert isinstance(parent, NamedNode)
+            found += [steps] if parent == top else chains(parent, steps + 1)
+        return found
+
+    lengths = {
+        q.subject.value: chains(q.subject, 1)  # type: ignore[arg-type]
+        for q in store.quads_for_pattern(None, sub, None)
+    }
+    reaching = {cls: found for cls, found in lengths.items() if found}
+    assert reaching[LB + "Source"] == [2] and reaching[DG + "Claim"] == [1]
+    assert all(len(found) == 1 and found[0] <= 3 for found in reaching.values()), reaching

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from click.testing import CliRunner, Result
@@ -62,6 +62,7 @@ from labbrain.errors import (
     EndpointReadOnly,
     ExportFormatError,
     GraphNotFound,
+    LoadInProgress,
     QueryError,
     QueryTimeout,
     StoreReadOnly,
@@ -83,6 +84,7 @@ from labbrain.store.remote.sparql import (
     staging_is_stale,
 )
 from labbrain.store.remote.store import (
+    DEADLOCK_ATTEMPTS,
     Endpoints,
     RemoteStore,
     default_update_endpoint,
@@ -598,9 +600,9 @@ def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------- HTTP failures
 class _Stub:
-    """A scripted HTTP server: answers ``ASK`` queries with true and the graph listing with no
-    graphs, everything else with what ``respond`` writes; records method, path and headers of
-    every request."""
+    """A scripted HTTP server: answers ``ASK`` queries with true and the listings of graphs and
+    of first loads in flight with none, everything else with what ``respond`` writes; records
+    method, path and headers of every request."""
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
@@ -619,7 +621,7 @@ class _Stub:
                 body = self.rfile.read(length)
                 stub.requests.append((self.command, self.path, dict(self.headers)))
                 query = parse_qs(body.decode()).get("query", [""])[0]
-                if "ASK" in query or "SELECT DISTINCT ?g" in query:
+                if "ASK" in query or "SELECT DISTINCT ?g" in query or "fillingAs" in query:
                     data = (
                         b'{"head":{},"boolean":true}'
                         if "ASK" in query
@@ -753,9 +755,33 @@ def test_the_authorization_header_goes_with_every_request_and_nowhere_else(stub:
     settings = Settings(endpoint=stub.url, endpoint_auth=secret)  # type: ignore[arg-type]
     with RemoteStore.from_settings(settings) as store, pytest.raises(EndpointReadOnly) as refused:
         store.update("CLEAR ALL")
-    assert [headers.get("Authorization") for _, _, headers in stub.requests] == [secret] * 3
-    assert [path for _, path, _ in stub.requests] == ["/query", "/query", "/update"]
+    assert [headers.get("Authorization") for _, _, headers in stub.requests] == [secret] * 4
+    # the open's check, its listings of graphs and of first loads in flight, the update
+    assert [path for _, path, _ in stub.requests] == ["/query", "/query", "/query", "/update"]
     assert secret not in str(refused.value) and "HTTP 403" in str(refused.value)
+
+
+DEADLOCK = b"Virtuoso 40001 Error SR172: Transaction deadlocked\n"
+
+
+def test_a_write_rolled_back_as_a_deadlock_is_sent_again(stub: _Stub) -> None:
+    """Virtuoso rolls back one of two requests writing a graph at once (SQL state 40001):
+    the write is sent again; a deadlock every time, or any other server error, is an error."""
+    answers = iter([_answer(500, DEADLOCK), _answer(500, DEADLOCK), _answer(204, b"")])
+    stub.respond = lambda handler: next(answers)(handler)
+    quad = Quad(NamedNode(f"{EX}s"), NamedNode(f"{EX}p"), Literal("x"), NamedNode(f"{EX}g"))
+    with RemoteStore.from_settings(Settings(endpoint=stub.url)) as store:
+        store.add_quads([quad])
+        updates = [path for _, path, _ in stub.requests if path == "/update"]
+        assert len(updates) == 3
+        stub.respond = _answer(500, DEADLOCK)
+        with pytest.raises(EndpointError, match="failed \\(HTTP 500\\): Virtuoso 40001"):
+            store.add_quads([quad])
+        assert len([p for _, p, _ in stub.requests if p == "/update"]) == 3 + DEADLOCK_ATTEMPTS
+        stub.respond = _answer(500, b"Virtuoso 42000 Error SP030: out of memory")
+        with pytest.raises(EndpointError, match="SP030"):
+            store.add_quads([quad])
+        assert len([p for _, p, _ in stub.requests if p == "/update"]) == 4 + DEADLOCK_ATTEMPTS
 
 
 def test_a_slow_answer_stops_at_the_time_limit(stub: _Stub) -> None:
@@ -967,3 +993,132 @@ def test_pages_that_do_not_add_up_are_an_error(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(store, "_post_query", lambda *args, **kwargs: next(answers))
     with pytest.raises(EndpointError, match=r"gave 4 of a query's 5 rows when read in pages of 3"):
         store.query("SELECT ?n WHERE { ?s ?p ?n }")
+
+
+# ---------------------------------------------------------------------------- first loads in place
+NEW_GRAPH = "urn:labbrain:dataset:first"
+
+
+def _posted_graphs(store: RemoteStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The graphs the store's Graph Store Protocol POSTs write to, as they are sent."""
+    graphs: list[str] = []
+    send = store._send
+
+    def spy(url: str, *args: Any, **kwargs: Any) -> Any:
+        if "graph=" in url:
+            graphs.append(parse_qs(urlsplit(url).query)["graph"][0])
+        return send(url, *args, **kwargs)
+
+    monkeypatch.setattr(store, "_send", spy)
+    return graphs
+
+
+def test_a_first_load_fills_its_graph_in_place_and_a_reload_goes_through_staging(
+    oxigraph: OxigraphServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is copied when a graph is loaded for the first time: the fill writes the graph
+    itself, claimed, and listed nowhere until the commit. A reload writes a staging graph that
+    the commit moves into place, as before."""
+    store = RemoteStore.from_settings(remote_settings(oxigraph))
+    posted = _posted_graphs(store, monkeypatch)
+    seen: dict[str, object] = {}
+
+    def fill(writer: Any) -> None:
+        writer.write(_triples(10))
+        seen["listed"] = NEW_GRAPH in store.graphs()
+        seen["claimed"] = list(store._claims())
+        seen["held"] = store.count(NEW_GRAPH)
+
+    store.replace_graph(NEW_GRAPH, fill)
+    assert posted == [NEW_GRAPH]
+    assert seen == {"listed": False, "claimed": [NEW_GRAPH], "held": 10}
+    assert store._claims() == {} and NEW_GRAPH in store.graphs()
+    store.replace_graph(NEW_GRAPH, lambda w: w.write(_triples(3, "u")))
+    assert posted[1].startswith(STAGING_PREFIX) and len(posted) == 2
+    assert store.count(NEW_GRAPH) == 3
+    assert [g for g in store._all_graphs() if store.count(g)] == [NEW_GRAPH]  # no staging left
+    store.close()
+
+
+def test_a_failed_first_load_leaves_no_graph_and_no_claim(oxigraph: OxigraphServer) -> None:
+    store = RemoteStore.from_settings(remote_settings(oxigraph))
+    store.replace_graph("urn:labbrain:dataset:x", lambda w: w.write(_triples(4)))
+    before = {g: q for g, q in contents(store).items() if q}
+
+    def fill(writer: Any) -> None:
+        writer.write(_triples(10))
+        raise RuntimeError("the input broke half-way")
+
+    with pytest.raises(RuntimeError, match="half-way"):
+        store.replace_graph(NEW_GRAPH, fill)
+    # the claim came and went (the Oxigraph server keeps the emptied system graph)
+    assert {g: q for g, q in contents(store).items() if q} == before
+    assert store._claims() == {} and NEW_GRAPH not in store._all_graphs()
+    store.close()
+
+
+def test_a_graph_another_process_is_filling_is_not_loaded_again(
+    oxigraph: OxigraphServer,
+) -> None:
+    """Two first loads of one graph: the second finds the first one's claim and stops before
+    writing anything (it would otherwise write into the same graph); a claim left by a
+    process that died a day ago stops nothing, and the load that replaces it removes it."""
+    first = RemoteStore.from_settings(remote_settings(oxigraph))
+    second = RemoteStore.from_settings(remote_settings(oxigraph))
+    outcome: dict[str, object] = {}
+
+    def fill(writer: Any) -> None:
+        writer.write(_triples(5))
+        with pytest.raises(LoadInProgress, match="being loaded by another process") as refused:
+            second.replace_graph(NEW_GRAPH, lambda w: w.write(_triples(7, "other")))
+        outcome["graph"] = refused.value.graph
+
+    first.replace_graph(NEW_GRAPH, fill)
+    assert outcome == {"graph": NEW_GRAPH} and first.count(NEW_GRAPH) == 5
+    assert not any(g.startswith(STAGING_PREFIX) for g in first._all_graphs())
+    # a dead process's claim, over a day old, on a graph that exists
+    dead = STAGING_PREFIX + "20200101T000000Z-0123456789abcdef"
+    first.add_quads([remote_sparql.fill_marker(NEW_GRAPH, dead)])
+    assert NEW_GRAPH not in first.graphs()
+    second.replace_graph(NEW_GRAPH, lambda w: w.write(_triples(7, "other")))
+    assert second.count(NEW_GRAPH) == 7 and first._claims() == {}
+    assert NEW_GRAPH in first.graphs()
+    first.close()
+    second.close()
+
+
+def test_a_first_load_killed_mid_fill_is_unlisted_then_dropped_once_stale(
+    oxigraph: OxigraphServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, big_export: Path
+) -> None:
+    """kill -9 while a first load fills its graph in place: the partial graph is listed
+    nowhere and no dataset record names it; a writer drops it and its claim once stale."""
+    settings = remote_settings(oxigraph, gsp_endpoint=None)  # INSERT DATA: many requests
+    with LabBrain(settings) as brain:
+        brain.load(str(SAMPLE_DCT))
+        graphs_before = [row["graph"] for row in brain.graphs()]
+    child = subprocess.Popen(
+        [LABBRAIN, "--endpoint", oxigraph.query, "load", str(big_export)],
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "child")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    probe = RemoteStore.from_settings(settings, read_only=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (SAMPLE_GRAPH in probe._claims() and probe.count(SAMPLE_GRAPH) > 0):
+            assert child.poll() is None, "the load ended before it wrote"
+            assert time.monotonic() < deadline, "the fill never started"
+            time.sleep(0.01)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=60)
+    assert probe.count(SAMPLE_GRAPH) > 0  # the partial graph, under its claim
+    with LabBrain(settings) as brain:
+        tasks = "urn:labbrain:tasks"  # the killed load's task record
+        assert [row["graph"] for row in brain.graphs() if row["graph"] != tasks] == graphs_before
+        assert SAMPLE_GRAPH not in brain.store.graphs()
+        assert [d["slug"] for d in brain.datasets()] == ["dct-sample"]
+    monkeypatch.setattr(remote_sparql, "STALE_STAGING", timedelta(0))
+    with LabBrain(settings):
+        assert probe._claims() == {} and SAMPLE_GRAPH not in probe._all_graphs()
+    probe.close()

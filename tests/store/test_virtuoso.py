@@ -9,18 +9,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, Store
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QuerySolutions, Store
 
 from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import canonical
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
-from labbrain.store.remote.sparql import insert_data
+from labbrain.store import templates
+from labbrain.store.remote import store as remote_store
+from labbrain.store.remote.http import Response
+from labbrain.store.remote.sparql import bind_values, insert_data
 from labbrain.store.remote.store import RemoteStore
 from virtuoso_server import VirtuosoServer, virtuoso_server
 
 G1, G2 = NamedNode("urn:test:g1"), NamedNode("urn:test:g2")
 P = NamedNode("urn:test:p")
+XSD_DATE_TIME = NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")
+XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
+python_value = templates.python_value
 
 virtuoso_only = [pytest.mark.remote, pytest.mark.needs_virtuoso]
 
@@ -71,6 +77,59 @@ def test_an_insert_names_each_graph_once_and_keeps_blank_nodes_together() -> Non
 
 
 # ------------------------------------------------------------------------- against Virtuoso
+def test_virtuoso_spellings_are_read_as_the_standard_ones() -> None:
+    """Virtuoso's JSON results spell booleans as 1 / 0, blank nodes as nodeID://..., and
+    times with trailing zeros; they are read as other stores give them. A string that only
+    looks like a time, and a time without trailing zeros, are left as they are."""
+    body = (
+        b'{ "head": { "vars": ["b", "f", "n", "t", "w", "s"] }, "results": { "bindings": [ {'
+        b' "b": { "type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#boolean", "value": "1" },'
+        b' "f": { "type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#boolean", "value": "0" },'
+        b' "n": { "type": "bnode", "value": "nodeID://b10001" },'
+        b' "t": { "type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#dateTime", "value": "2026-04-07T08:49:58.790Z" },'
+        b' "w": { "type": "typed-literal", "datatype": "http://www.w3.org/2001/XMLSchema#dateTime", "value": "2026-04-07T08:49:58.000Z" },'
+        b' "s": { "type": "literal", "value": "2026-04-07T08:49:58.790Z" } } ] } }'
+    )
+    answer = Response(200, "application/sparql-results+json", body)
+    result, size = remote_store._results(answer, "http://127.0.0.1:1/sparql")
+    assert isinstance(result, QuerySolutions) and size == 1
+    (row,) = list(result)
+    assert [row["b"].value, row["f"].value] == ["true", "false"]  # type: ignore[union-attr]
+    assert row["n"] == BlankNode("b10001")
+    assert row["t"] == Literal("2026-04-07T08:49:58.79Z", datatype=XSD_DATE_TIME)
+    assert row["w"] == Literal("2026-04-07T08:49:58Z", datatype=XSD_DATE_TIME)
+    assert row["s"] == Literal("2026-04-07T08:49:58.790Z")
+    triples = (
+        b'<urn:a> <urn:p> "2026-04-07T08:49:58.790+02:00"^^<http://www.w3.org/2001/XMLSchema#dateTime> .\n'
+        b'<urn:a> <urn:p> "2026-04-07T08:49:58.790Z" .\n'
+    )
+    graph, size = remote_store._results(
+        Response(200, "application/n-triples", triples), "http://127.0.0.1:1/sparql"
+    )
+    assert size == 2
+    assert {str(t.object) for t in graph} == {  # type: ignore[union-attr]
+        '"2026-04-07T08:49:58.79+02:00"^^<http://www.w3.org/2001/XMLSchema#dateTime>',
+        '"2026-04-07T08:49:58.790Z"',
+    }
+
+
+def test_parameters_are_bound_as_binds_for_virtuoso_with_the_same_answers() -> None:
+    """Virtuoso drops rows of a UNION after a leading VALUES block, so its parameters are
+    bound with BIND; both bindings give the same answers on a standard engine."""
+    store = Store()
+    store.add(Quad(NamedNode("urn:test:a"), P, Literal("1"), G1))
+    store.add(Quad(NamedNode("urn:test:b"), P, Literal("2"), G1))
+    query = "SELECT ?s ?o WHERE { GRAPH ?g { { ?s ?p ?o } UNION { ?s ?p ?o FILTER(?o = '2') } } }"
+    values = bind_values(query, {"g": G1, "p": P})
+    binds = bind_values(query, {"g": G1, "p": P}, binds=True)
+    assert "VALUES" in values and "VALUES" not in binds
+    assert f"BIND({G1} AS ?g) BIND({P} AS ?p)" in binds
+    answers = [sorted(str(r["s"]) + str(r["o"]) for r in store.query(q)) for q in (values, binds)]  # type: ignore[union-attr]
+    assert answers[0] == answers[1] and len(answers[0]) == 3
+    assert python_value(Literal("1", datatype=NamedNode(XSD_BOOLEAN))) is True
+    assert python_value(Literal("0", datatype=NamedNode(XSD_BOOLEAN))) is False
+
+
 @pytest.mark.remote
 @pytest.mark.needs_virtuoso
 def test_ask_and_construct_answers_are_read_as_the_standard_says(

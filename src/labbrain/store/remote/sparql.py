@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
-from labbrain.rdf.namespaces import PREFIXES, STAGING_PREFIX
+from labbrain.rdf.namespaces import LB, PREFIXES, STAGING_PREFIX, SYSTEM_GRAPH
 
 _STAGING_TIME = "%Y%m%dT%H%M%SZ"
 
@@ -261,6 +261,34 @@ def blank_node_safe_chunks(triples: Iterable[Triple], size: int) -> Iterator[lis
         chunk.extend(group)
     if chunk:
         yield chunk
+
+
+# ---------------------------------------------------------------------------- fills in place
+#: ``<graph> lb:fillingAs <fill>`` in the system graph: a first load is writing ``graph``
+#: in place; ``<fill>`` is a staging-graph-like IRI that carries the fill's start time.
+FILLING_AS = LB + "fillingAs"
+
+
+def fill_marker(graph: str, fill: str) -> Quad:
+    """The system-graph quad that claims ``graph`` for the fill ``fill``."""
+    return Quad(NamedNode(graph), NamedNode(FILLING_AS), NamedNode(fill), NamedNode(SYSTEM_GRAPH))
+
+
+def claim_update(graph: str, fill: str) -> str:
+    """An update that writes :func:`fill_marker` only if ``graph`` holds no triple and no
+    other fill claims it. Both conditions are counts in sub-SELECTs (Virtuoso evaluates an
+    OPTIONAL, a FILTER NOT EXISTS or a UNION with a LIMIT there otherwise), the first one of
+    at most one triple, so that a large graph is not counted."""
+    marker = fill_marker(graph, fill)
+    target, system = NamedNode(graph), NamedNode(SYSTEM_GRAPH)
+    return (
+        f"INSERT {{ GRAPH {system} {{ {marker.triple} }} }} WHERE {{ "
+        f"{{ SELECT (COUNT(*) AS ?held) WHERE {{ "
+        f"{{ SELECT ?s WHERE {{ GRAPH {target} {{ ?s ?p ?o }} }} LIMIT 1 }} }} }} "
+        f"{{ SELECT (COUNT(*) AS ?claims) WHERE {{ "
+        f"GRAPH {system} {{ {target} <{FILLING_AS}> ?other }} }} }} "
+        f"FILTER(?held + ?claims = 0) }}"
+    )
 
 
 # ---------------------------------------------------------------------------- paging

@@ -29,7 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,6 +60,7 @@ from labbrain.errors import (
     EndpointReadOnly,
     ExportFormatError,
     GraphNotFound,
+    LoadInProgress,
     QueryError,
     QueryTimeout,
     SettingsError,
@@ -66,6 +69,7 @@ from labbrain.errors import (
 from labbrain.rdf.namespaces import PREFIXES, SERVER_GRAPHS, STAGING_PREFIX
 from labbrain.rdf.sparql_policy import check_update
 from labbrain.settings import Settings
+from labbrain.store import templates
 from labbrain.store.base import (
     Fill,
     GraphPart,
@@ -82,8 +86,10 @@ from labbrain.store.remote.sparql import (
     COUNT_VARIABLE,
     bind_values,
     blank_node_safe_chunks,
+    claim_update,
     count_query,
     delete_data,
+    fill_marker,
     insert_data,
     join_updates,
     new_staging_graph,
@@ -94,6 +100,8 @@ from labbrain.store.remote.sparql import (
 
 log = logging.getLogger("labbrain.store.remote.store")
 
+#: How many times a write rolled back as a deadlock is sent (see RemoteStore._send).
+DEADLOCK_ATTEMPTS = 5
 #: Triples per INSERT DATA request and per Graph Store Protocol POST of a bulk write.
 INSERT_CHUNK = 5_000
 GSP_CHUNK = 100_000
@@ -272,23 +280,33 @@ class RemoteStore:
         reading: bool,
         bulk: bool = False,
     ) -> Response:
+        """POST ``body``; the complete answer, or the labbrain error for its failure.
+
+        A write the server rolled back as a deadlock (SQL state 40001 in a 500 answer, as
+        Virtuoso gives when two requests write one graph at once) is sent again, after a
+        short random pause, up to DEADLOCK_ATTEMPTS times: nothing of it was written.
+        """
         headers = {"Content-Type": content_type}
         if accept:
             headers["Accept"] = accept
         timeout = self.endpoints.write_timeout if bulk else self.endpoints.timeout
-        try:
-            answer = self._http.request(
-                "POST", url, body=body, headers=headers, retry=reading, timeout=timeout
-            )
-        except TransportError as err:
-            if err.timed_out and reading:
-                raise QueryTimeout(timeout) from None
-            raise EndpointError(_shown(url), err.reason) from None
-        if answer.server is not None:
-            self.server = answer.server
-        if not answer.ok:
-            raise _status_error(url, answer, reading=reading)
-        return answer
+        for attempt in range(1, DEADLOCK_ATTEMPTS + 1):
+            try:
+                answer = self._http.request(
+                    "POST", url, body=body, headers=headers, retry=reading, timeout=timeout
+                )
+            except TransportError as err:
+                if err.timed_out and reading:
+                    raise QueryTimeout(timeout) from None
+                raise EndpointError(_shown(url), err.reason) from None
+            if answer.server is not None:
+                self.server = answer.server
+            if answer.ok:
+                return answer
+            if reading or attempt == DEADLOCK_ATTEMPTS or not _deadlocked(answer):
+                raise _status_error(url, answer, reading=reading)
+            time.sleep(random.uniform(0, 0.05 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def union_mode(self) -> str:
         """How this store asks for the union of all graphs: the ``endpoint_union`` setting,
@@ -456,8 +474,12 @@ class RemoteStore:
         return _named(self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"))
 
     def graphs(self) -> list[str]:
-        """Named graphs of the endpoint, sorted by IRI (staging graphs are not listed)."""
-        return [g for g in self._all_graphs() if not g.startswith(STAGING_PREFIX)]
+        """Named graphs of the endpoint, sorted by IRI (staging graphs and graphs a first
+        load is filling are not listed)."""
+        filling = self._claims()
+        return [
+            g for g in self._all_graphs() if not g.startswith(STAGING_PREFIX) and g not in filling
+        ]
 
     def has_graph(self, graph: str) -> bool:
         """True when the endpoint has the named graph and it holds a triple (servers differ
@@ -541,11 +563,18 @@ class RemoteStore:
         self._post_update(f"DROP SILENT GRAPH {NamedNode(graph)}", bulk=True)
 
     def drop_stale_staging(self) -> list[str]:
-        """Drop staging graphs left by writes that died (older than a day); return them."""
+        """Drop what writes that died left (older than a day): staging graphs, and graphs
+        filled in place under a claim, with the claim; return the graphs dropped."""
         stale = [g for g in self._all_graphs() if staging_is_stale(g)]
-        if stale:
-            drops = (f"DROP SILENT GRAPH {NamedNode(g)}" for g in stale)
-            self._post_update(join_updates(*drops), bulk=True)
+        undo = [f"DROP SILENT GRAPH {NamedNode(g)}" for g in stale]
+        for graph, fills in self._claims().items():
+            dead = [f for f in fills if staging_is_stale(f)]
+            if dead and len(dead) == len(fills):
+                stale.append(graph)
+                undo.append(f"DROP SILENT GRAPH {NamedNode(graph)}")
+            undo += [delete_data([fill_marker(graph, f)]) for f in dead]
+        if undo:
+            self._post_update(join_updates(*undo), bulk=True)
         return stale
 
     def replace_graph(
@@ -557,41 +586,91 @@ class RemoteStore:
     ) -> None:
         """Make ``graph`` hold exactly what ``fill`` writes, all or nothing.
 
-        ``fill`` writes into a staging graph; ``on_commit`` gets a view of the store in which
-        ``graph`` reads as the staging graph and whose writes are collected; then one update
-        request moves the staging graph into ``graph`` and applies those writes. On any
-        failure the staging graph is dropped and the store is as it was.
+        A graph the endpoint does not hold yet is filled in place, once this process has
+        claimed it (:meth:`_claim`): a claimed graph is listed nowhere, and nothing is
+        copied at the commit. Otherwise (a reload, or another process claimed it first)
+        ``fill`` writes into a staging graph, which the commit moves into ``graph``.
+
+        ``on_commit`` gets a view of the store in which ``graph`` reads as what was filled and
+        whose writes are collected; one update request then commits (the move and the
+        claim's release) with those writes. On any failure what was filled is dropped and the
+        store is as it was. Raises LoadInProgress when another process is filling ``graph``
+        for the first time.
         """
         self._require_write("replace graph")
-        staging = new_staging_graph()
-        target = NamedNode(graph)
+        fill_id = new_staging_graph()
+        if self._claim(graph, fill_id):
+            self._write_graph(
+                graph, graph, fill, on_commit, [delete_data([fill_marker(graph, fill_id)])]
+            )
+            return
+        claims = self._claims().get(graph, [])
+        if any(not staging_is_stale(claim) for claim in claims):
+            raise LoadInProgress(graph)
+        target, staging = NamedNode(graph), NamedNode(fill_id)
+        commit = [f"DROP SILENT GRAPH {target}", f"MOVE SILENT GRAPH {staging} TO {target}"]
+        # the claims of fills that died go too: else the graph would stay unlisted, and be
+        # dropped as their leftover
+        commit += [delete_data([fill_marker(graph, claim)]) for claim in claims]
+        self._write_graph(graph, fill_id, fill, on_commit, commit)
+
+    def _write_graph(
+        self,
+        graph: str,
+        written: str,
+        fill: Fill,
+        on_commit: Callable[[QuadStore], None] | None,
+        commit: list[str],
+    ) -> None:
+        """Fill graph ``written`` (``graph`` itself, or a staging graph), then send ``commit``
+        and what ``on_commit`` wrote as one update; on any failure drop ``written`` (and the
+        claim on ``graph`` when it was filled in place)."""
         try:
-            fill(_StagingWriter(self, NamedNode(staging)))
-            view = _CommitView(self, graph, staging)
+            fill(_StagingWriter(self, NamedNode(written)))
+            view = _CommitView(self, graph, written)
             if on_commit is not None:
                 on_commit(view)
-            self._post_update(
-                join_updates(
-                    f"DROP SILENT GRAPH {target}",
-                    f"MOVE SILENT GRAPH {NamedNode(staging)} TO {target}",
-                    *view.updates,
-                ),
-                bulk=True,
-            )
+            self._post_update(join_updates(*commit, *view.updates), bulk=True)
         except BaseException:
+            undo = [f"DROP SILENT GRAPH {NamedNode(written)}"]
+            if written == graph:
+                undo += [delete_data([q]) for q in self._markers(graph)]
             try:
-                self._post_update(f"DROP SILENT GRAPH {NamedNode(staging)}", bulk=True)
+                self._post_update(join_updates(*undo), bulk=True)
             except Exception as err:  # the original error matters more
-                log.warning("could not drop staging graph %s: %s", staging, err)
+                log.warning("could not drop %s: %s", written, err)
             raise
 
+    def _claim(self, graph: str, fill_id: str) -> bool:
+        """Claim ``graph`` for a fill in place (``<graph> lb:fillingAs <fill_id>`` in the
+        system graph); True when the claim landed, i.e. ``graph`` held no triple and no other
+        process had claimed it. Whether it landed is read back, since an update answers the
+        same either way."""
+        self._post_update(claim_update(graph, fill_id))
+        return fill_id in self._claims().get(graph, [])
+
+    def _claims(self) -> dict[str, list[str]]:
+        """Graph -> the fills that claim it (normally none or one)."""
+        found: dict[str, list[str]] = {}
+        for row in templates.rows(self, "filling_graphs"):
+            found.setdefault(row["graph"], []).append(row["fill"])
+        return found
+
+    def _markers(self, graph: str) -> list[Quad]:
+        return [fill_marker(graph, fill_id) for fill_id in self._claims().get(graph, [])]
+
     def _write_triples(self, staging: NamedNode, triples: Iterable[Triple]) -> None:
-        """Add triples to the staging graph, by GSP POSTs or INSERT DATA updates."""
+        """Add triples to the graph being filled, by GSP POSTs or INSERT DATA updates. The
+        Oxigraph server loads a POST marked ``no_transaction`` with its bulk loader: the
+        graph is not read until the commit, and is dropped whole on a failure."""
         gsp = self.endpoints.gsp
         size = GSP_CHUNK if gsp else INSERT_CHUNK
         for chunk in blank_node_safe_chunks(triples, size):
             if gsp:
-                url = gsp + ("&" if "?" in gsp else "?") + urlencode({"graph": staging.value})
+                params = [("graph", staging.value)]
+                if (self.server or "").startswith("Oxigraph"):
+                    params.append(("no_transaction", ""))
+                url = gsp + ("&" if "?" in gsp else "?") + urlencode(params)
                 data = serialize(chunk, format=RdfFormat.N_TRIPLES) or b""
                 self._send(url, data, "application/n-triples", reading=False, bulk=True)
             else:
@@ -817,6 +896,12 @@ def _results(answer: Response, url: str) -> tuple[QueryResult, int]:
     holder = Store()
     holder.extend(Quad(t.subject, t.predicate, t.object) for t in triples)
     return holder.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"), len(holder)
+
+
+def _deadlocked(answer: Response) -> bool:
+    """True for a server error that says the request was rolled back as a deadlock (SQL
+    state 40001, serialization failure: Virtuoso's ``SR172: Transaction deadlocked``)."""
+    return answer.status >= 500 and b"40001" in answer.body[:1000]
 
 
 def _status_error(url: str, answer: Response, *, reading: bool) -> Exception:
