@@ -50,7 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -833,20 +833,43 @@ async def run_session(
     return record
 
 
-def labbrain_load(store: Path, file: Path) -> Record:
-    """``labbrain --store STORE load FILE`` in a child process (setup, reported but not timed)."""
+StoreLocation = Path | Sequence[str]
+"""Where labbrain's store is: a store directory, or the global ``labbrain`` options that
+select it (e.g. ``--endpoint QUERY_URL --gsp-endpoint GSP_URL`` for a remote store)."""
+
+
+def store_options(store: StoreLocation) -> list[str]:
+    """The global ``labbrain`` options that select ``store``: ``--store DIR`` for a
+    directory, else the options as given."""
+    if isinstance(store, Path):
+        return ["--store", str(store)]
+    return list(store)
+
+
+def labbrain_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This environment without ``LABBRAIN_*`` variables (labbrain's default settings),
+    plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")}
+    return {**env, **(extra or {})}
+
+
+def labbrain_load(store: StoreLocation, file: Path, env: Mapping[str, str] | None = None) -> Record:
+    """``labbrain --store STORE load FILE`` (or the store's other options, see
+    :func:`store_options`) in a child process whose environment is :func:`labbrain_env`
+    with ``env``; timed around the process."""
     exe = str(Path(sys.executable).with_name("labbrain"))
     begin = time.perf_counter()
     done = subprocess.run(
-        [exe, "--store", str(store), "load", str(file)],
+        [exe, *store_options(store), "load", str(file)],
         capture_output=True,
         text=True,
         check=False,
-        env={k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")},
+        env=labbrain_env(env),
     )
     if done.returncode != 0:
         raise RuntimeError(f"labbrain load failed ({done.returncode}):\n{done.stderr}")
-    return {"seconds": time.perf_counter() - begin, "store": str(store)}
+    where = str(store) if isinstance(store, Path) else shlex.join(store)
+    return {"seconds": time.perf_counter() - begin, "store": where}
 
 
 def write_floor_server(directory: Path) -> Path:
@@ -856,13 +879,22 @@ def write_floor_server(directory: Path) -> Path:
     return script
 
 
-def server_spec(name: str, file: Path, store: Path, reference: Record) -> Record:
+def server_spec(
+    name: str,
+    file: Path,
+    store: StoreLocation,
+    reference: Record,
+    env: Mapping[str, str] | None = None,
+) -> Record:
     """Command, arguments and extra environment of one server for one export.
 
-    The floor server's script lies next to the store (written by :func:`write_floor_server`)
-    and runs on this Python, with the same ``mcp`` SDK as labbrain's server.
+    The floor server's script lies next to the store (a directory here; written by
+    :func:`write_floor_server`) and runs on this Python, with the same ``mcp`` SDK as
+    labbrain's server. labbrain's server is ``labbrain OPTIONS mcp`` (:func:`store_options`)
+    with ``DATA_PATH`` and ``env`` added to the few variables the SDK passes on.
     """
     if name == "floor":
+        assert isinstance(store, Path), "the floor's script lies beside a store directory"
         return {
             "command": sys.executable,
             "args": [str(store.parent / "floor_server.py")],
@@ -872,8 +904,8 @@ def server_spec(name: str, file: Path, store: Path, reference: Record) -> Record
         exe = str(Path(sys.executable).with_name("labbrain"))
         return {
             "command": exe,
-            "args": ["--store", str(store), "mcp"],
-            "env": {"DATA_PATH": str(file)},
+            "args": [*store_options(store), "mcp"],
+            "env": {"DATA_PATH": str(file), **(env or {})},
         }
     node = shutil.which("node") or "node"
     return {"command": node, "args": [reference["entry"]], "env": {"DATA_PATH": str(file)}}

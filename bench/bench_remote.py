@@ -15,12 +15,19 @@ times, each on a fresh store (a new directory, or a new server over a new direct
     loading the same file again over GSP (the commit also drops the old graph).
 
 and then, on each store, the median of 20 ``stats()`` calls (four template queries) and of
-20 ``get_node`` tool calls. Methods rotate between rounds. Results go to
-``bench/results/remote.md`` and ``remote.json``.
+20 ``get_node`` tool calls. Methods rotate between rounds. Results go to ``remote.json`` in
+``bench/results/``.
+
+This script writes the whole of ``bench/results/remote.md`` (:func:`write_markdown`): its own
+section from ``remote.json``, and the 1,000,000-node section from the
+``remote-scale-BACKEND.json`` files that ``bench_scale.py --backend BACKEND`` writes (the
+MCP read tools over ten labs loaded into an Oxigraph or a Virtuoso server, and the embedded
+store for comparison). ``--render`` writes ``remote.md`` again from those files alone.
 
 Usage::
 
     python bench/bench_remote.py --sizes 1000,20000 --repeat 3 --repeat-large 1
+    python bench/bench_remote.py --render
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import sysconfig
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -67,8 +74,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def oxigraph(directory: Path) -> Iterator[str]:
-    """An Oxigraph server over ``directory``; yields its base URL."""
+def oxigraph_server(directory: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """An Oxigraph server over ``directory`` on a free loopback port; yields its base URL
+    (queries at ``/query``, updates at ``/update``, the Graph Store at ``/store``) and its
+    process, and stops it at the end."""
     port = _free_port()
     process = subprocess.Popen(
         [str(OXIGRAPH), "serve", "--location", str(directory), "--bind", f"127.0.0.1:{port}"],
@@ -76,18 +85,30 @@ def oxigraph(directory: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    while True:
-        try:
-            urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2).read()
-            break
-        except OSError:
-            assert process.poll() is None, "oxigraph did not start"
-            time.sleep(0.01)
     try:
-        yield base
+        while True:
+            try:
+                urllib.request.urlopen(base + "/query?query=ASK%7B%7D", timeout=2).read()
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError("oxigraph did not start") from None
+                time.sleep(0.01)
+        yield base, process
     finally:
         process.terminate()
-        process.wait()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def oxigraph(directory: Path) -> Iterator[str]:
+    """An Oxigraph server over ``directory``; yields its base URL."""
+    with oxigraph_server(directory) as (base, _process):
+        yield base
 
 
 def _reads(brain: LabBrain, uid: str) -> dict[str, float]:
@@ -138,7 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,20000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--repeat-large", type=int, default=1, help="rounds for N >= 20,000")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="measure nothing: write remote.md again from remote.json and remote-scale-*.json",
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        print(write_markdown(RESULTS_DIR), end="")
+        return 0
     for name in [n for n in os.environ if n.startswith("LABBRAIN_")]:
         del os.environ[name]
     OUT_DIR.mkdir(exist_ok=True)
@@ -171,19 +200,49 @@ def _median(rows: list[dict[str, Any]], key: str) -> float | None:
 def write_results(
     rows: list[dict[str, Any]], args: argparse.Namespace, seconds: float, load: tuple[float, ...]
 ) -> None:
-    cpu = platform.processor() or platform.machine()
-    lines = [
-        "# Remote store benchmark",
-        "",
-        f"- Date: {datetime.now(UTC).isoformat(timespec='seconds')}; {seconds:.0f} s in all",
-        f"- Command: `python bench/bench_remote.py --sizes {args.sizes} --repeat {args.repeat}"
-        f" --repeat-large {args.repeat_large}`",
-        f"- Machine: {cpu}, {os.cpu_count()} cores; {platform.platform()}; Python "
-        f"{platform.python_version()}; load average at start "
-        f"{' '.join(f'{x:.2f}' for x in load)}",
-        f"- Versions: labbrain {version('labbrain')}, pyoxigraph {version('pyoxigraph')}, "
-        f"oxigraph server {version('oxigraph')}; server and client on one machine (loopback)",
-        "",
+    """Write ``remote.json`` (this run: its description and rows) and ``remote.md`` again."""
+    data = {
+        "benchmark": "remote",
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": seconds,
+        "command": f"python bench/bench_remote.py --sizes {args.sizes} --repeat {args.repeat}"
+        f" --repeat-large {args.repeat_large}",
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "loadavg_start": list(load),
+        "versions": {
+            "labbrain": version("labbrain"),
+            "pyoxigraph": version("pyoxigraph"),
+            "oxigraph": version("oxigraph"),
+        },
+        "rows": rows,
+    }
+    (RESULTS_DIR / "remote.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    write_markdown(RESULTS_DIR)
+
+
+def section_lines(data: Mapping[str, Any]) -> list[str]:
+    """This script's section of ``remote.md`` from ``remote.json``: the run, the table, the
+    method."""
+    rows: list[dict[str, Any]] = data["rows"]
+    lines = ["## Loads and two reads at 1,000 and 20,000 nodes (`bench_remote.py`)", ""]
+    if "machine" in data:
+        m, v = data["machine"], data["versions"]
+        lines += [
+            f"- Date: {data['finished']}; {data['seconds']:.0f} s in all",
+            f"- Command: `{data['command']}`",
+            f"- Machine: {m['cpu']}, {m['cores']} cores; {m['platform']}; Python "
+            f"{m['python']}; load average at start "
+            f"{' '.join(f'{x:.2f}' for x in data['loadavg_start'])}",
+            f"- Versions: labbrain {v['labbrain']}, pyoxigraph {v['pyoxigraph']}, "
+            f"oxigraph server {v['oxigraph']}; server and client on one machine (loopback)",
+            "",
+        ]
+    lines += [
         "| N | method | rounds | quads | load s (median) | vs embedded | reload s | "
         "stats() ms | get_node ms |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -192,6 +251,8 @@ def write_results(
         base = _median([r for r in rows if r["n"] == n and r["method"] == "embedded"], "seconds")
         for method in METHODS:
             chosen = [r for r in rows if r["n"] == n and r["method"] == method]
+            if not chosen:
+                continue
             load_s = _median(chosen, "seconds") or 0.0
             reload_s = _median(chosen, "reload_seconds")
             lines.append(
@@ -206,10 +267,41 @@ def write_results(
         "index, and for the remote store the staging writes and the commit) and around the "
         f"reads ({READS} calls each, median). The remote stores are fresh `oxigraph serve` "
         "processes over empty directories. Timings compare only within this run.",
-        "",
     ]
-    (RESULTS_DIR / "remote.md").write_text("\n".join(lines), encoding="utf-8")
-    (RESULTS_DIR / "remote.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return lines
+
+
+def write_markdown(results_dir: Path) -> str:
+    """Write ``remote.md`` in ``results_dir`` from the JSON results there: this script's
+    ``remote.json`` and the ``remote-scale-BACKEND.json`` of ``bench_scale.py --backend``
+    (each section only when its results exist); return the text."""
+    lines = [
+        "# Remote store benchmark",
+        "",
+        "labbrain's remote backend (`--endpoint`, `--gsp-endpoint`) against the embedded "
+        "store: loads and two reads at 1,000 and 20,000 nodes on an Oxigraph server "
+        "(`bench/bench_remote.py`), and the MCP read tools at 1,000,000 nodes on an Oxigraph "
+        "and a Virtuoso server (`bench/bench_scale.py --backend`). This file is written by "
+        "both scripts from their JSON results (`python bench/bench_remote.py --render` writes "
+        "it again); see `bench/README.md`.",
+    ]
+    small = results_dir / "remote.json"
+    if small.is_file():
+        data = json.loads(small.read_text(encoding="utf-8"))
+        if isinstance(data, list):  # an older remote.json: the rows alone
+            data = {"rows": data}
+        lines += ["", *section_lines(data)]
+    scale = {
+        path.stem.removeprefix("remote-scale-"): json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(results_dir.glob("remote-scale-*.json"))
+    }
+    if scale:
+        from bench_scale import remote_scale_lines
+
+        lines += ["", *remote_scale_lines(scale)]
+    text = "\n".join(lines) + "\n"
+    (results_dir / "remote.md").write_text(text, encoding="utf-8")
+    return text
 
 
 if __name__ == "__main__":

@@ -24,12 +24,26 @@ Results go to ``bench/results/scale.md`` and ``scale.json``, and the chart
 ``bench/results/mcp-scaling.png`` is drawn again from ``mcp.json`` (1,000 to 100,000 nodes,
 both servers) plus this run's point; see ``bench/README.md``.
 
+With ``--backend`` the same run measures one store of three, for ``remote.md``: ``embedded``
+(the store above), ``oxigraph`` (labbrain's remote backend on an ``oxigraph serve`` started
+over a fresh directory under ``--tmp-dir``) or ``virtuoso`` (the same on a Virtuoso Open
+Source 7 server, started as ``tests/virtuoso_server.py`` starts it, with a larger buffer
+pool). Every ``labbrain`` child then selects the store with ``--endpoint QUERY_URL
+--gsp-endpoint GSP_URL`` and gets ``XDG_DATA_HOME`` in the run's directory (where a remote
+store's local text index lives, so that it is measured); the server's database directory and
+that index are the store's size, the server's VmHWM its peak RSS. The result goes to
+``remote-scale-BACKEND.json`` (scale.md, scale.json and the chart are left alone), and
+``remote.md`` is written again from the results there (``bench_remote.write_markdown``).
+
 Usage::
 
     python bench/bench_scale.py                                   # the official run
     python bench/bench_scale.py --exports-dir /work/benchdata/m1  # parts already generated
     python bench/bench_scale.py --parts 2 --part-size 2000 --calls 5 --results-dir /tmp/r
     python bench/bench_scale.py --render bench/results/scale.json  # scale.md and chart again
+    python bench/bench_scale.py --exports-dir /work/benchdata/m1 --tmp-dir /work/benchdata \\
+        --backend virtuoso                                        # one store for remote.md
+    python bench/bench_scale.py --render-remote                   # remote.md again
 """
 
 from __future__ import annotations
@@ -37,15 +51,18 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import resource
 import shlex
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,6 +70,7 @@ from typing import Any, TextIO
 import anyio
 
 BENCH_DIR = Path(__file__).resolve().parent
+TESTS_DIR = BENCH_DIR.parent / "tests"
 sys.path.insert(0, str(BENCH_DIR))
 from bench_load import _loadavg, _positive, disk_usage  # noqa: E402
 from bench_mcp import (  # noqa: E402
@@ -65,21 +83,26 @@ from bench_mcp import (  # noqa: E402
     FLOOR_NODE_TOOL,
     FLOOR_TOOL,
     TARGET_CASES,
+    StoreLocation,
     _case_name,
     _describe,
     _fmt,
     _left,
+    _status_mb,
     derive_arguments,
     floor_comparison,
+    labbrain_env,
     labbrain_load,
     machine_info,
     run_starts,
     server_spec,
     source_revision,
+    store_options,
     summarise_server,
     write_chart,
     write_floor_server,
 )
+from bench_remote import OXIGRAPH, oxigraph_server, write_markdown  # noqa: E402
 
 OUT_DIR = BENCH_DIR / "out"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -116,6 +139,21 @@ DATASETS_QUERY = """SELECT ?slug ?quads ?nodes ?sourceDigest ?loadedAt WHERE {
 } ORDER BY ?slug"""
 """The load record of every dataset (as ``queries/datasets.rq``, fewer columns)."""
 
+BACKENDS: tuple[str, ...] = ("embedded", "oxigraph", "virtuoso")
+"""The stores ``--backend`` measures, in ``remote.md``'s order."""
+
+WRITE_TIMEOUT_S = 7200
+"""``LABBRAIN_ENDPOINT_WRITE_TIMEOUT_SECONDS`` of the remote loads (labbrain's default is
+3600): a part carries some 1.5 million quads, and a commit may copy them all once more."""
+
+VIRTUOSO_BUFFERS = (680_000, 500_000)
+"""Virtuoso's ``NumberOfBuffers`` and ``MaxDirtyBuffers`` (8 KB pages: 5.6 GB and 4.1 GB)
+for some 15 million quads; the tests' server has 20,000 and 15,000."""
+
+VIRTUOSO_MAX_ROWS = 1_000_000
+"""Virtuoso's ``ResultSetMaxRows`` (the tests' server has 100,000); its
+``MaxQueryExecutionTime`` is off (the tests' server has 60 s)."""
+
 MB = 1_000_000
 KIB = 1024
 
@@ -129,11 +167,6 @@ def _log(message: str) -> None:
 def _labbrain_exe() -> str:
     """The ``labbrain`` executable next to the running Python (as bench_mcp runs it)."""
     return str(Path(sys.executable).with_name("labbrain"))
-
-
-def _clean_env() -> dict[str, str]:
-    """This environment without ``LABBRAIN_*`` variables: labbrain's default settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("LABBRAIN_")}
 
 
 def _max_json_objects() -> int:
@@ -220,6 +253,126 @@ def ensure_part(index: int, part_size: int, seed: int, directory: Path, generate
 
 
 # --------------------------------------------------------------------------------------------
+# Where the store is: a directory, or a SPARQL server started for the run
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """The store under test and how every ``labbrain`` child of the run reaches it."""
+
+    backend: str
+    """``embedded``, ``oxigraph`` or ``virtuoso``."""
+    store: StoreLocation
+    """The store directory, or the global options that select the remote store."""
+    database: Path
+    """Where its data lies on disk: the store directory, or the server's database directory."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to every labbrain child's environment (which has no outside ``LABBRAIN_*``)."""
+    index_home: Path | None = None
+    """A remote store's local indexes: ``$XDG_DATA_HOME/labbrain`` of the run's children."""
+    server_pid: int | None = None
+    """The SPARQL server's process (its VmHWM is its peak RSS)."""
+    server: Record | None = None
+    """The SPARQL server: name, version, endpoints, the settings it was started with."""
+    checkpoint: Callable[[], None] | None = None
+    """Writes the server's dirty pages to its database file (Virtuoso), before sizing it."""
+
+    @property
+    def remote(self) -> bool:
+        return self.server is not None
+
+    def describe(self) -> str:
+        """The store for a report: its directory, or its ``labbrain`` options."""
+        return shlex.join(store_options(self.store)) if self.remote else str(self.store)
+
+
+def _server_version(argv: Sequence[str]) -> str:
+    """The first line a server prints for ``argv`` (its version), or ``unknown``."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30)
+    except OSError:
+        return "unknown"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return " ".join(lines[:2]) if lines else "unknown"
+
+
+def _remote_env(xdg: Path) -> dict[str, str]:
+    return {
+        "XDG_DATA_HOME": str(xdg),
+        "LABBRAIN_ENDPOINT_WRITE_TIMEOUT_SECONDS": str(WRITE_TIMEOUT_S),
+    }
+
+
+@contextmanager
+def open_target(backend: str, work: Path) -> Iterator[Target]:
+    """The store of ``backend`` in the run's directory ``work``: ``work/store`` (embedded), or
+    a SPARQL server on 127.0.0.1 over a fresh database directory in ``work``, started here and
+    stopped at the end (also on error); the remote store's local index goes to ``work/xdg``."""
+    if backend == "embedded":
+        yield Target(backend, work / "store", work / "store")
+        return
+    xdg = work / "xdg"
+    xdg.mkdir()
+    if backend == "oxigraph":
+        database = work / "oxigraph"
+        with oxigraph_server(database) as (base, process):
+            endpoints = {
+                "query": base + "/query",
+                "update": base + "/update",
+                "gsp": base + "/store",
+            }
+            yield Target(
+                backend,
+                ["--endpoint", endpoints["query"], "--gsp-endpoint", endpoints["gsp"]],
+                database,
+                env=_remote_env(xdg),
+                index_home=xdg / "labbrain",
+                server_pid=process.pid,
+                server={
+                    "name": "oxigraph serve",
+                    "version": _server_version([str(OXIGRAPH), "--version"]),
+                    "endpoints": endpoints,
+                    "settings": {},
+                },
+            )
+        return
+    if backend != "virtuoso":
+        raise ValueError(f"unknown backend {backend!r}")
+    sys.path.insert(0, str(TESTS_DIR))
+    from virtuoso_server import VIRTUOSO, virtuoso_server
+
+    database = work / "virtuoso"
+    with virtuoso_server(
+        database,
+        max_rows=VIRTUOSO_MAX_ROWS,
+        buffers=VIRTUOSO_BUFFERS,
+        max_query_seconds=None,
+    ) as server:
+        endpoints = {"query": server.query, "update": server.update, "gsp": server.store}
+        yield Target(
+            backend,
+            ["--endpoint", server.query, "--gsp-endpoint", server.store],
+            database,
+            env=_remote_env(xdg),
+            index_home=xdg / "labbrain",
+            server_pid=server.process.pid,
+            server={
+                "name": VIRTUOSO,
+                "version": _server_version([VIRTUOSO, "-?"]),
+                "endpoints": endpoints,
+                "settings": {
+                    "NumberOfBuffers": VIRTUOSO_BUFFERS[0],
+                    "MaxDirtyBuffers": VIRTUOSO_BUFFERS[1],
+                    "ResultSetMaxRows": VIRTUOSO_MAX_ROWS,
+                    "MaxQueryExecutionTime": 0,
+                },
+            },
+            checkpoint=lambda: server.sql("checkpoint;", timeout=WRITE_TIMEOUT_S),
+        )
+
+
+# --------------------------------------------------------------------------------------------
 # The store: load, datasets, size on disk
 # --------------------------------------------------------------------------------------------
 
@@ -229,41 +382,57 @@ def _children_peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB / MB
 
 
-def load_parts(store: Path, parts: list[Record]) -> list[Record]:
-    """Load every part into ``store``, one ``labbrain load`` process each, timed per part
+def load_parts(target: Target, parts: list[Record]) -> list[Record]:
+    """Load every part into the store, one ``labbrain load`` process each, timed per part
     (with :func:`bench_mcp.labbrain_load`); the store's size and the loaders' peak RSS so far
-    are read after each part."""
+    are read after each part (for a remote store also its local index's size and the
+    server's peak RSS so far)."""
     loads = []
     for part in parts:
         before = _loadavg()
-        load = labbrain_load(store, Path(part["path"]))
-        allocated, apparent = disk_usage(store)
-        loads.append(
-            {
-                "graph": part["graph"],
-                "seconds": load["seconds"],
-                "loadavg_before": before,
-                "store_bytes_after": allocated,
-                "store_apparent_bytes_after": apparent,
-                "loaders_peak_rss_mb_so_far": _children_peak_rss_mb(),
-            }
-        )
+        load = labbrain_load(target.store, Path(part["path"]), target.env)
+        allocated, apparent = disk_usage(target.database)
+        entry: Record = {
+            "graph": part["graph"],
+            "seconds": load["seconds"],
+            "loadavg_before": before,
+            "store_bytes_after": allocated,
+            "store_apparent_bytes_after": apparent,
+            "loaders_peak_rss_mb_so_far": _children_peak_rss_mb(),
+        }
+        shown = f"store {allocated / MB:,.0f} MB"
+        if target.index_home is not None:
+            entry["index_bytes_after"] = disk_usage(target.index_home)[0]
+            entry["server_peak_rss_mb_so_far"] = _status_mb(target.server_pid, "VmHWM")
+            shown = (
+                f"server database {allocated / MB:,.0f} MB, local index "
+                f"{entry['index_bytes_after'] / MB:,.0f} MB; server peak RSS "
+                f"{_fmt(entry['server_peak_rss_mb_so_far'], ',.0f')} MB"
+            )
+        loads.append(entry)
         _log(
-            f"  load {part['graph']}: {load['seconds']:.1f} s; store "
-            f"{allocated / MB:,.0f} MB; loaders' peak RSS {_children_peak_rss_mb():,.0f} MB"
+            f"  load {part['graph']}: {load['seconds']:.1f} s; {shown}; loaders' peak RSS "
+            f"{_children_peak_rss_mb():,.0f} MB"
         )
     return loads
 
 
-def store_datasets(store: Path) -> list[Record]:
-    """The load record of every dataset in ``store`` (slug, quads, nodes, source digest),
+def store_datasets(target: Target) -> list[Record]:
+    """The load record of every dataset in the store (slug, quads, nodes, source digest),
     read with ``labbrain query`` in a child process, which opens the store read-only."""
     done = subprocess.run(
-        [_labbrain_exe(), "--store", str(store), "query", DATASETS_QUERY, "--format", "json"],
+        [
+            _labbrain_exe(),
+            *store_options(target.store),
+            "query",
+            DATASETS_QUERY,
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         check=False,
-        env=_clean_env(),
+        env=labbrain_env(target.env),
     )
     if done.returncode != 0:
         raise RuntimeError(f"labbrain query failed ({done.returncode}):\n{done.stderr}")
@@ -298,13 +467,42 @@ def store_size(store: Path) -> Record:
     return sizes
 
 
+def remote_store_size(target: Target) -> Record:
+    """Bytes on disk (like ``du``) and apparent bytes of a remote store: the server's database
+    directory (``server``: everything the server keeps there, logs and temporary database
+    included), labbrain's local indexes (``local index``: ``$XDG_DATA_HOME/labbrain``, the
+    per-endpoint ``index.sqlite`` with its ``-wal`` and ``-shm`` files and ``index.fulltext``
+    among them) and both (``total``)."""
+    assert target.index_home is not None
+    homes = sorted((target.index_home / "remote").glob("*"))
+    groups = {
+        "server": [target.database],
+        "index.sqlite": [h / f"index.sqlite{tail}" for h in homes for tail in ("", "-wal", "-shm")],
+        "index.fulltext": [h / "index.fulltext" for h in homes],
+        "local index": [target.index_home],
+    }
+    sizes: Record = {}
+    for name, paths in groups.items():
+        used = [disk_usage(path) for path in paths]
+        sizes[name] = {"bytes": sum(a for a, _ in used), "apparent_bytes": sum(b for _, b in used)}
+    sizes["total"] = {
+        key: sizes["server"][key] + sizes["local index"][key] for key in ("bytes", "apparent_bytes")
+    }
+    return sizes
+
+
+def target_size(target: Target) -> Record:
+    """The store's size on disk: :func:`store_size` or :func:`remote_store_size`."""
+    return remote_store_size(target) if target.remote else store_size(Path(target.database))
+
+
 # --------------------------------------------------------------------------------------------
 # The server sessions
 # --------------------------------------------------------------------------------------------
 
 
 async def measure_servers(
-    store: Path,
+    target: Target,
     export: Path,
     floor_dir: Path,
     plan: dict[str, list[dict[str, Any]]],
@@ -321,7 +519,7 @@ async def measure_servers(
             # beside the store under test.
             spec = server_spec(name, export, floor_dir / "store", {})
         else:
-            spec = server_spec(name, export, store, {})
+            spec = server_spec(name, export, target.store, {}, target.env)
             revisions["before"] = source_revision()
         runs[name] = await run_starts(name, spec, plan, args, errlog, name)
         if name == "labbrain":
@@ -410,36 +608,59 @@ def run(args: argparse.Namespace) -> Record:
         f"{derived['hub_node']['uid']} ({derived['hub_node']['links']} links), hub claim "
         f"{derived['hub_claim']['uid']} ({derived['hub_claim']['links']} links)"
     )
-    work = Path(tempfile.mkdtemp(prefix="labbrain-bench-scale-", dir=args.tmp_dir))
+    backend = args.backend or "embedded"
+    if args.backend is not None:
+        result["backend"] = backend
+    prefix = "labbrain-bench-scale-" + ("" if args.backend is None else f"{backend}-")
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=args.tmp_dir))
     try:
-        write_floor_server(work)
-        store = args.store if reused else work / "store"
-        if reused:
-            _log(f"reusing the loaded store {store}: the load is not measured")
-            result["loads"] = None
-        else:
-            _log(f"loading {args.parts} parts into {store}")
-            result["children_peak_rss_mb_before_loads"] = _children_peak_rss_mb()
-            result["loads"] = load_parts(store, parts)
-        result["store"] = str(store)
-        result["datasets"] = store_datasets(store)
-        result["store_problems"] = check_store(result["datasets"], parts)
-        for problem in result["store_problems"]:
-            _log(f"  warning: {problem}")
-        result["store_size"] = store_size(store)
-        _log(f"  store {result['store_size']['total']['bytes'] / MB:,.0f} MB on disk")
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        log_path = args.out_dir / "bench-scale-servers.log"
-        _log(f"server stderr goes to {log_path}")
-        result["loadavg_before_servers"] = _loadavg()
-        with log_path.open("w", encoding="utf-8") as errlog:
-            runs, revisions = anyio.run(measure_servers, store, export, work, plan, args, errlog)
-        if not reused and args.keep_store:
-            kept = args.out_dir / f"scale-store-{args.parts}x{args.part_size}"
-            shutil.rmtree(kept, ignore_errors=True)
-            shutil.move(str(store), kept)
-            result["kept_store"] = str(kept)
-            _log(f"store kept in {kept}")
+        with ExitStack() as servers:  # a SPARQL server started here stops before work goes
+            write_floor_server(work)
+            if reused:
+                target = Target("embedded", args.store, args.store)
+                _log(f"reusing the loaded store {target.store}: the load is not measured")
+                result["loads"] = None
+            else:
+                target = servers.enter_context(open_target(backend, work))
+                if target.server is not None:
+                    result["server"] = target.server
+                    _log(
+                        f"{target.server['name']} on {target.server['endpoints']['query']}, "
+                        f"database in {target.database}"
+                    )
+                _log(f"loading {args.parts} parts into {target.describe()}")
+                result["children_peak_rss_mb_before_loads"] = _children_peak_rss_mb()
+                result["loads"] = load_parts(target, parts)
+            result["store"] = target.describe()
+            result["datasets"] = store_datasets(target)
+            result["store_problems"] = check_store(result["datasets"], parts)
+            for problem in result["store_problems"]:
+                _log(f"  warning: {problem}")
+            if target.remote:
+                result["server_peak_rss_mb_after_loads"] = _status_mb(target.server_pid, "VmHWM")
+            if target.checkpoint is not None:
+                began = time.perf_counter()
+                target.checkpoint()
+                result["checkpoint_seconds"] = time.perf_counter() - began
+                _log(f"  checkpoint: {result['checkpoint_seconds']:.1f} s")
+            result["store_size"] = target_size(target)
+            _log(f"  store {result['store_size']['total']['bytes'] / MB:,.0f} MB on disk")
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            log_path = args.out_dir / "bench-scale-servers.log"
+            _log(f"server stderr goes to {log_path}")
+            result["loadavg_before_servers"] = _loadavg()
+            with log_path.open("w", encoding="utf-8") as errlog:
+                runs, revisions = anyio.run(
+                    measure_servers, target, export, work, plan, args, errlog
+                )
+            if target.remote:
+                result["server_peak_rss_mb"] = _status_mb(target.server_pid, "VmHWM")
+            if not reused and args.keep_store:
+                kept = args.out_dir / f"scale-store-{args.parts}x{args.part_size}"
+                shutil.rmtree(kept, ignore_errors=True)
+                shutil.move(str(target.store), kept)
+                result["kept_store"] = str(kept)
+                _log(f"store kept in {kept}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     summary = {name: summarise_server(runs[name]) for name in SERVER_ORDER}
@@ -886,6 +1107,276 @@ def render_markdown(result: Record, mcp: Record | None) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# remote.md: the three stores side by side (bench_remote.write_markdown writes the file)
+# --------------------------------------------------------------------------------------------
+
+STORE_LABEL = {
+    "embedded": "embedded (`--store`)",
+    "oxigraph": "Oxigraph server (`--endpoint`)",
+    "virtuoso": "Virtuoso (`--endpoint`)",
+}
+
+
+def _mb(size: Record, *names: str) -> float | None:
+    """The bytes on disk of the named parts of a store size, in MB (None if none is there)."""
+    found = [size[name]["bytes"] for name in names if name in size]
+    return sum(found) / MB if found else None
+
+
+def _quads(result: Record) -> int:
+    return sum(d["quads"] for d in result["datasets"])
+
+
+def _loaders_peak(result: Record) -> float | None:
+    loads = result["loads"]
+    if not loads:
+        return None
+    peak = loads[-1]["loaders_peak_rss_mb_so_far"]
+    return peak if peak > result.get("children_peak_rss_mb_before_loads", 0) else None
+
+
+def remote_run_lines(backend: str, result: Record) -> list[str]:
+    """One bullet on one store's run: when, how, on which source, and its warnings."""
+    o = result["options"]
+    server = result.get("server")
+    what = f"{server['name']} ({server['version']}); " if server else ""
+    line = (
+        f"- {STORE_LABEL.get(backend, backend)}: {what}{result['started']}, "
+        f"{result['elapsed_seconds']:.0f} s in all; `{result['command']}`; labbrain "
+        f"{_describe(result['source'])}; {o['calls']} calls per case, {o['starts']} starts; "
+        f"load average at start {result['loadavg_start']}, before the MCP servers "
+        f"{result['loadavg_before_servers']}, at end {result['loadavg_end']}"
+    )
+    if server and server["settings"]:
+        line += "; " + ", ".join(f"{k} = {v:,}" for k, v in server["settings"].items())
+    if result.get("checkpoint_seconds") is not None:
+        line += f"; sized after a `checkpoint` ({result['checkpoint_seconds']:.1f} s)"
+    lines = [line]
+    revisions = result["labbrain_source"]
+    before, after = revisions.get("before"), revisions.get("after")
+    if before is not None and after is not None and before != after:
+        lines.append(
+            f"  - Warning: the labbrain source changed during labbrain's session "
+            f"({_describe(before)} before, {_describe(after)} after)"
+        )
+    if o["store_reused"]:
+        lines.append("  - Warning: the store was reused (`--store`): the load was not measured")
+    lines += [f"  - Warning: {problem}" for problem in result["store_problems"]]
+    return lines
+
+
+def remote_load_rows(results: dict[str, Record]) -> list[list[str]]:
+    """One row per store: load time, throughput, size on disk, peak RSS."""
+    rows = []
+    for backend, result in results.items():
+        loads = result["loads"] or []
+        seconds = [load["seconds"] for load in loads]
+        total = sum(seconds) if seconds else None
+        quads = _quads(result)
+        size = result["store_size"]
+        if result.get("server"):
+            store_mb, index_mb = _mb(size, "server"), _mb(size, "local index")
+        else:
+            store_mb, index_mb = _mb(size, "oxigraph"), _mb(size, "index.sqlite", "index.fulltext")
+        per_part = (
+            f"{min(seconds):.1f} / {statistics.median(seconds):.1f} / {max(seconds):.1f}"
+            if seconds
+            else "—"
+        )
+        rows.append(
+            [
+                STORE_LABEL.get(backend, backend),
+                f"{result['nodes']:,}",
+                f"{quads:,}",
+                f"**{total:,.1f}**" if total else "—",
+                per_part,
+                f"**{quads / total:,.0f}**" if total else "—",
+                _fmt(store_mb, ",.0f"),
+                _fmt(index_mb, ",.0f"),
+                _fmt(_mb(size, "total"), ",.0f"),
+                _fmt(_loaders_peak(result), ",.0f"),
+                _fmt(result.get("server_peak_rss_mb"), ",.0f"),
+            ]
+        )
+    return rows
+
+
+REMOTE_LOAD_COLUMNS: tuple[str, ...] = (
+    "store",
+    "nodes",
+    "quads",
+    "load s (sum of parts)",
+    "load s per part (min / median / max)",
+    "quads/s",
+    "RDF store MB",
+    "text index MB",
+    "total MB",
+    "loaders' peak RSS MB",
+    "SPARQL server peak RSS MB",
+)
+
+
+def remote_part_lines(results: dict[str, Record]) -> list[str]:
+    """Seconds per part and store, with the parts' quads (as the first store records them)."""
+    first = next(iter(results.values()))
+    datasets = {d["slug"]: d for d in first["datasets"]}
+    columns = ["part", "file MB", "quads", *(f"{backend} s" for backend in results)]
+    rows = []
+    for index, part in enumerate(first["parts"]):
+        cells = [
+            part["graph"],
+            _fmt(part["bytes"], ",.0f", 1 / MB),
+            f"{datasets.get(part['graph'], {}).get('quads', 0):,}",
+        ]
+        for result in results.values():
+            loads = result["loads"] or []
+            cells.append(_fmt(loads[index]["seconds"] if index < len(loads) else None, ".1f"))
+        rows.append(cells)
+    return _left(columns, rows)
+
+
+def remote_tool_lines(results: dict[str, Record]) -> list[str]:
+    """p50 and p95 per case and store, the floor, and each MCP server's start and RSS."""
+    columns = ["tool"] + [f"{b} {q} ms" for b in results for q in ("p50", "p95")]
+    rows = []
+    for key, _, _ in CASES:
+        cells = [_case_name(key)]
+        for result in results.values():
+            s = result["summary"]["labbrain"]["tools"].get(key, {})
+            cells += [_fmt(s.get("p50_s"), ".1f", 1000), _fmt(s.get("p95_s"), ".1f", 1000)]
+        rows.append(cells)
+    floor = [f"floor: `{FLOOR_TOOL}` (constant answer)"]
+    for result in results.values():
+        s = result["summary"]["floor"]["tools"].get(FLOOR_TOOL, {})
+        floor += [_fmt(s.get("p50_s"), ".2f", 1000), _fmt(s.get("p95_s"), ".2f", 1000)]
+    rows.append(floor)
+    server_rows = []
+    for backend, result in results.items():
+        lb = result["summary"]["labbrain"]
+        tools = lb["tools"].values()
+        server_rows.append(
+            [
+                STORE_LABEL.get(backend, backend),
+                _fmt(lb["start_median_s"], ".2f"),
+                f"{lb['failed_starts']} of {lb['starts']}",
+                _fmt(lb["peak_rss_mb"], ",.0f"),
+                str(sum(t["errors"] for t in tools)),
+                str(sum(t["cut"] for t in tools)),
+            ]
+        )
+    server_columns = (
+        "store",
+        "start-to-first-answer s (median)",
+        "failed starts",
+        "MCP server peak RSS MB",
+        "errors",
+        "answers cut short",
+    )
+    errors = [
+        (backend, key, stats["error_samples"])
+        for backend, result in results.items()
+        for key, stats in result["summary"]["labbrain"]["tools"].items()
+        if stats["errors"]
+    ]
+    lines = [*_left(columns, rows), "", *_left(server_columns, server_rows)]
+    if errors:
+        lines += ["", "Errors (first samples):", ""]
+        lines += [f"- {backend}, `{key}`: " + "; ".join(s) for backend, key, s in errors]
+    return lines
+
+
+def remote_scale_lines(results: dict[str, Record]) -> list[str]:
+    """``remote.md``'s section on the ``remote-scale-BACKEND.json`` results (by backend): the
+    machine, each store's run, load and store, and the MCP read tools, side by side."""
+    ordered = {b: results[b] for b in BACKENDS if b in results}
+    ordered |= {b: r for b, r in results.items() if b not in ordered}
+    first = next(iter(ordered.values()))
+    o = first["options"]
+    m = first["machine"]
+    v = m["versions"]
+    ram = f"{m['ram_gb']:.1f} GB" if m["ram_gb"] else "unknown"
+    lines = [
+        f"## The MCP read tools at {first['n']:,} nodes: embedded, Oxigraph server, Virtuoso "
+        "(`bench_scale.py --backend`)",
+        "",
+        f"- Machine: {m['cpu']}; {m['cores']} cores ({m['usable_cores']} usable); RAM {ram}; "
+        f"{m['os']}; Python {m['python']}; servers and clients on one machine (loopback)",
+        f"- labbrain {v['labbrain']}, pyoxigraph {v['pyoxigraph']}, mcp {v['mcp']}",
+    ]
+    machines = {json.dumps(r["machine"], sort_keys=True) for r in ordered.values()}
+    if len(machines) > 1:
+        lines.append("- Warning: the stores ran on different machines or versions (see the JSON)")
+    missing = [b for b in BACKENDS if b not in ordered]
+    if missing:
+        lines.append("- Not measured yet: " + ", ".join(f"`--backend {b}`" for b in missing))
+    for backend, result in ordered.items():
+        lines += remote_run_lines(backend, result)
+        if result["n"] != first["n"] or result["options"]["calls"] != o["calls"]:
+            lines.append(
+                f"  - Warning: {result['n']:,} nodes and {result['options']['calls']} "
+                "calls per case, unlike the first store"
+            )
+    lines += [
+        "",
+        f"**What this is.** `bench_scale.py`'s run (see `scale.md`) on each store: "
+        f"{first['n']:,} nodes as {o['parts']} exports of {o['part_size']:,} nodes "
+        f"({o['parts']} labs, `generate.py --seed S --graph lab-I`), each loaded with "
+        "`labbrain OPTIONS load FILE` in its own process, one after the other into one store, "
+        "then `labbrain OPTIONS mcp` "
+        f"(`DATA_PATH` = lab-0's export, already loaded) started {o['starts']} times and driven "
+        f"by `bench_mcp.py`'s client with its cases, {o['calls']} calls per case, arguments "
+        "drawn from lab-0. OPTIONS is `--store DIR` (embedded) or `--endpoint QUERY_URL "
+        "--gsp-endpoint GSP_URL` (remote: each part goes by Graph Store Protocol POSTs into a "
+        "staging graph, then one update moves it into place). The servers are fresh "
+        "processes on 127.0.0.1 over empty directories: `oxigraph serve` (queries `/query`, "
+        "updates `/update`, Graph Store `/store`) and Debian's `virtuoso-t` (`/sparql`, "
+        "`/sparql-graph-crud`; started as `tests/virtuoso_server.py` starts the tests' server, "
+        "with the buffers and limits above). Every labbrain child runs without outside "
+        "`LABBRAIN_*` settings, with `LABBRAIN_ENDPOINT_WRITE_TIMEOUT_SECONDS` = "
+        f"{WRITE_TIMEOUT_S} for a remote store, and with `XDG_DATA_HOME` in the run's "
+        "directory, where a remote store keeps its local text index "
+        "(`labbrain/remote/HASH/`); the MCP server keeps labbrain's default "
+        "`LABBRAIN_ENDPOINT_INDEX_REFRESH_SECONDS` (it rechecks the load records at most "
+        "every 5 s).",
+        "",
+        "### Load and store",
+        "",
+        "Load time is timed around each `labbrain load` process (start-up included) and summed "
+        "over the parts; quads are the datasets' as labbrain records them. RDF store: the "
+        "store's Oxigraph directory (embedded) or the server's whole database directory "
+        "(remote; Virtuoso's log, transaction and temporary files included); text index: "
+        "`index.sqlite` and `index.fulltext` (embedded) or the whole local index directory "
+        "(remote); total: the store directory (embedded) or both (remote); MB on disk "
+        "(blocks allocated), 10^6 bytes. Loaders' peak RSS: the largest `labbrain load` "
+        "process; SPARQL server peak RSS: the server's VmHWM at the end (Virtuoso's holds its "
+        "buffer pool, up to NumberOfBuffers × 8 KB; embedded: the store lives in the loader "
+        "and in the MCP server).",
+        "",
+        *_left(REMOTE_LOAD_COLUMNS, remote_load_rows(ordered)),
+        "",
+        "Load seconds per part:",
+        "",
+        *remote_part_lines(ordered),
+        "",
+        "### MCP read tools",
+        "",
+        "Each call timed around `client.call_tool` in one client process (p95 interpolated "
+        "between ranks); the floor is `bench_mcp.py`'s trivial server in the same run.",
+        "",
+        *remote_tool_lines(ordered),
+    ]
+    return lines
+
+
+def write_remote_results(result: Record, results_dir: Path) -> Path:
+    """Write one ``--backend`` run to ``remote-scale-BACKEND.json`` and ``remote.md`` again."""
+    path = results_dir / f"remote-scale-{result['backend']}.json"
+    path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_markdown(results_dir)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
 
@@ -907,6 +1398,14 @@ development only (reuses a loaded store; the load is not measured and the report
 re-render scale.md and the chart from a result:
 
   python bench/bench_scale.py --render bench/results/scale.json
+
+the same run on each of three stores, for remote.md (each writes
+bench/results/remote-scale-BACKEND.json and remote.md again; the servers' database
+directories go under --tmp-dir, Virtuoso's buffers take some 6 GB of RAM):
+
+  python bench/bench_scale.py --exports-dir /work/benchdata/m1 --tmp-dir /work/benchdata \\
+      --backend embedded                          # then oxigraph, then virtuoso
+  python bench/bench_scale.py --render-remote     # remote.md again from the JSON results
 """
 
 
@@ -1007,17 +1506,48 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="JSON",
         help="measure nothing: write scale.md and the chart again from this scale.json",
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="measure this store for remote.md: the embedded store, or labbrain's remote "
+        "backend on an Oxigraph or a Virtuoso server started under --tmp-dir; writes "
+        "remote-scale-BACKEND.json and remote.md (not scale.md) in --results-dir",
+    )
+    parser.add_argument(
+        "--render-remote",
+        action="store_true",
+        help="measure nothing: write remote.md again from remote.json and "
+        "remote-scale-*.json in --results-dir",
+    )
+    args = parser.parse_args(argv)
+    if args.backend not in (None, "embedded") and (args.store or args.keep_store):
+        parser.error("--store and --keep-store are for the embedded store only")
+    if args.backend is not None and args.render is not None:
+        parser.error("--render re-renders scale.md; use --render-remote for remote.md")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark (or re-render), write ``scale.md``, ``scale.json`` and the chart."""
+    """Run the benchmark (or re-render), write ``scale.md``, ``scale.json`` and the chart
+    (with ``--backend``: ``remote-scale-BACKEND.json`` and ``remote.md`` instead)."""
     args = parse_args(argv)
+    if args.render_remote:
+        print(write_markdown(args.results_dir), end="")
+        return 0
     if args.render is not None:
         result = json.loads(args.render.read_text(encoding="utf-8"))
     else:
+        if args.backend is not None:
+            # A SIGTERM unwinds like Ctrl-C, so the SPARQL server started here is stopped too.
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
         result = run(args)
     args.results_dir.mkdir(parents=True, exist_ok=True)
+    if args.backend is not None:
+        path = write_remote_results(result, args.results_dir)
+        _log(f"wrote {path} and {args.results_dir / 'remote.md'}")
+        print("\n".join(remote_scale_lines({args.backend: result})))
+        return 0
     mcp_json: Path = args.mcp_json
     mcp = json.loads(mcp_json.read_text(encoding="utf-8")) if mcp_json.is_file() else None
     chart = args.results_dir / CHART_NAME
