@@ -877,6 +877,19 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return export
 
 
+def _load_in_a_child(
+    oxigraph: OxigraphServer, export: Path, tmp_path: Path
+) -> subprocess.Popen[bytes]:
+    """``labbrain --endpoint ... load EXPORT`` in a child process (to be killed), by INSERT
+    DATA updates: many requests."""
+    return subprocess.Popen(
+        [LABBRAIN, "--endpoint", oxigraph.query, "load", str(export)],
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "child")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def _staging_appears(store: RemoteStore, running: Callable[[], bool]) -> None:
     """Wait until a staging graph exists (the load's writes have begun)."""
     deadline = time.monotonic() + 120
@@ -918,12 +931,7 @@ def test_a_remote_load_killed_mid_write_changes_nothing(
     with LabBrain(settings) as brain:
         brain.load(str(SAMPLE))
         before = contents(brain.store)  # type: ignore[arg-type]
-    child = subprocess.Popen(
-        [LABBRAIN, "--endpoint", oxigraph.query, "load", str(export)],
-        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "child")},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    child = _load_in_a_child(oxigraph, export, tmp_path)
     probe = RemoteStore.from_settings(settings, read_only=True)
     try:
         _staging_appears(probe, lambda: child.poll() is None)
@@ -1096,12 +1104,7 @@ def test_a_first_load_killed_mid_fill_is_unlisted_then_dropped_once_stale(
     with LabBrain(settings) as brain:
         brain.load(str(SAMPLE_DCT))
         graphs_before = [row["graph"] for row in brain.graphs()]
-    child = subprocess.Popen(
-        [LABBRAIN, "--endpoint", oxigraph.query, "load", str(big_export)],
-        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "child")},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    child = _load_in_a_child(oxigraph, big_export, tmp_path)
     probe = RemoteStore.from_settings(settings, read_only=True)
     try:
         deadline = time.monotonic() + 120
