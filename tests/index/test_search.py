@@ -25,7 +25,10 @@ def loaded_dir(store_dir: Path) -> Path:
 
 
 def _results(brain: LabBrain, text: str = "membrane tension actin") -> list[tuple[str, float]]:
-    return [(h.node.iri, round(h.score, 6)) for h in brain.search(text, limit=20).hits]
+    """The hits, scores to four decimals: a rebuilt index holds the same documents, but the
+    engine's writer threads share them between segments in no fixed way, which moves a score
+    in its seventh digit."""
+    return [(h.node.iri, round(h.score, 4)) for h in brain.search(text, limit=20).hits]
 
 
 def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
