@@ -1308,7 +1308,10 @@ def remote_scale_lines(results: dict[str, Record]) -> list[str]:
         lines.append("- Warning: the stores ran on different machines or versions (see the JSON)")
     missing = [b for b in BACKENDS if b not in ordered]
     if missing:
-        lines.append("- Not measured yet: " + ", ".join(f"`--backend {b}`" for b in missing))
+        lines.append(
+            "- No result (not run, or the run failed; a failed run writes none): "
+            + ", ".join(f"`--backend {b}`" for b in missing)
+        )
     for backend, result in ordered.items():
         lines += remote_run_lines(backend, result)
         if result["n"] != first["n"] or result["options"]["calls"] != o["calls"]:
