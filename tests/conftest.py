@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import answers_ask, close_client_sessions, free_port
+from helpers import answers_ask, close_client_sessions, free_port, stop_process
 from labbrain.core import LabBrain
 from labbrain.settings import Settings
 from virtuoso_server import VirtuosoServer, virtuoso_server
@@ -299,12 +299,7 @@ def oxigraph_server(
     try:
         yield OxigraphServer(process, base)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=10)
 
 
 def remote_settings(server: OxigraphServer | VirtuosoServer, **overrides: object) -> Settings:

@@ -219,6 +219,17 @@ def load_and_kill(store: Path, export: Path, delay: float) -> None:
     assert marker.exists(), "the kill left the journal of the interrupted write"
 
 
+def stop_process(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Stop a server a test started: SIGTERM, then SIGKILL if it has not ended within
+    ``timeout`` seconds; returns once it has ended."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now (a server started on it may still lose it)."""
     with socket.socket() as probe:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers import answers_ask, free_port
+from helpers import answers_ask, free_port, stop_process
 
 VIRTUOSO = "virtuoso-t"
 ISQL = "isql-vt"
@@ -148,9 +148,4 @@ def virtuoso_server(
         server.sql('GRANT SPARQL_UPDATE TO "SPARQL";')
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=30)

@@ -974,32 +974,64 @@ def test_a_page_query_keeps_the_query_order_and_breaks_ties_with_every_column() 
         Store().query(text)  # valid SPARQL
 
 
-def test_pages_that_do_not_add_up_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A server that said it cut an answer (3 rows of 5), then gives pages that do not add up
-    to the count (the data changed, or it cuts pages too), gives an error, not a short answer."""
+def _rows_body(values: list[int], variable: str = "n") -> bytes:
+    """SPARQL JSON results binding ``variable`` to each of ``values`` (a stub server's)."""
+    bindings = [{variable: {"type": "literal", "value": str(v)}} for v in values]
+    return json.dumps({"head": {"vars": [variable]}, "results": {"bindings": bindings}}).encode()
+
+
+JSON_RESULTS = "application/sparql-results+json"
+#: A count answer without the count (no row binds it).
+NO_COUNT = json.dumps({"head": {"vars": ["labbrain_rows"]}, "results": {"bindings": []}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("answers", "error"),
+    [
+        (  # pages that do not add up to the count: changed meanwhile, or pages cut too
+            [
+                Response(200, JSON_RESULTS, _rows_body([1, 2, 3]), truncated=True),
+                Response(200, JSON_RESULTS, _rows_body([5], "labbrain_rows")),
+                Response(200, JSON_RESULTS, _rows_body([1, 2, 3])),
+                Response(200, JSON_RESULTS, _rows_body([4])),
+            ],
+            r"gave 4 of a query's 5 rows when read in pages of 3",
+        ),
+        (  # a cut answer without a row: no page size to read the rest with
+            [
+                Response(200, JSON_RESULTS, _rows_body([]), truncated=True),
+                Response(200, JSON_RESULTS, _rows_body([5], "labbrain_rows")),
+            ],
+            r"answered none of a query's 5 rows",
+        ),
+        (  # a page in a format that cannot be merged
+            [
+                Response(200, JSON_RESULTS, _rows_body([1, 2, 3]), truncated=True),
+                Response(200, JSON_RESULTS, _rows_body([5], "labbrain_rows")),
+                Response(200, "text/tab-separated-values", b"?n\n1\n"),
+            ],
+            r"answered a page of rows in another format",
+        ),
+        (  # a count without the count
+            [
+                Response(200, JSON_RESULTS, _rows_body([1, 2, 3]), truncated=True),
+                Response(200, JSON_RESULTS, NO_COUNT),
+            ],
+            r"answered a count without one",
+        ),
+    ],
+    ids=["pages-short", "no-rows", "page-format", "no-count"],
+)
+def test_a_cut_answer_that_cannot_be_read_whole_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, answers: list[Response], error: str
+) -> None:
+    """A server that said it cut an answer, then cannot give the rest, gives an error, never
+    a short answer."""
     store = RemoteStore(Endpoints(query="http://127.0.0.1:9/query", update="http://x/update"))
     store.server = "test"
-
-    def rows(values: list[int]) -> bytes:
-        bindings = [{"n": {"type": "literal", "value": str(v)}} for v in values]
-        return json.dumps({"head": {"vars": ["n"]}, "results": {"bindings": bindings}}).encode()
-
-    def count(n: int) -> bytes:
-        value = {"labbrain_rows": {"type": "literal", "value": str(n)}}
-        return json.dumps(
-            {"head": {"vars": ["labbrain_rows"]}, "results": {"bindings": [value]}}
-        ).encode()
-
-    answers = iter(
-        [
-            Response(200, "application/sparql-results+json", rows([1, 2, 3]), truncated=True),
-            Response(200, "application/sparql-results+json", count(5)),
-            Response(200, "application/sparql-results+json", rows([1, 2, 3])),
-            Response(200, "application/sparql-results+json", rows([4])),
-        ]
-    )
-    monkeypatch.setattr(store, "_post_query", lambda *args, **kwargs: next(answers))
-    with pytest.raises(EndpointError, match=r"gave 4 of a query's 5 rows when read in pages of 3"):
+    sent = iter(answers)
+    monkeypatch.setattr(store, "_post_query", lambda *args, **kwargs: next(sent))
+    with pytest.raises(EndpointError, match=error):
         store.query("SELECT ?n WHERE { ?s ?p ?n }")
 
 

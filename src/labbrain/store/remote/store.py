@@ -66,7 +66,7 @@ from labbrain.errors import (
     SettingsError,
     StoreReadOnly,
 )
-from labbrain.rdf.namespaces import PREFIXES, SERVER_GRAPHS, STAGING_PREFIX
+from labbrain.rdf.namespaces import PREFIXES, is_listed_graph
 from labbrain.rdf.sparql_policy import check_update
 from labbrain.settings import Settings
 from labbrain.store import templates
@@ -132,20 +132,16 @@ _GRAPH_TYPES = {
 _CANCELLED = "The SPARQL operation has been cancelled"
 _DATE_TIME = b"http://www.w3.org/2001/XMLSchema#dateTime"
 _TIME = rb"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d*0)((?:Z|[+-]\d\d:\d\d)?)"
+#: A dateTime with trailing zeros in Virtuoso's SPARQL JSON results, and in N-Triples.
 _JSON_TIME = re.compile(
-    rb'(?<="datatype": "http://www\.w3\.org/2001/XMLSchema#dateTime", "value": ")'
-    + _TIME
-    + rb'(?=")'
+    rb'(?<="datatype": "' + re.escape(_DATE_TIME) + rb'", "value": ")' + _TIME + rb'(?=")'
 )
-_NT_TIME = re.compile(
-    rb'(?<=")' + _TIME + rb'(?="\^\^<http://www\.w3\.org/2001/XMLSchema#dateTime>)'
-)
+_NT_TIME = re.compile(rb'(?<=")' + _TIME + rb'(?="\^\^<' + re.escape(_DATE_TIME) + rb">)")
 _NODE_ID = b"nodeID://"
-_BNODE_ID = re.compile(rb'("type"\s*:\s*"bnode"\s*,\s*"value"\s*:\s*")nodeID://')
+_BNODE_ID = re.compile(rb'("type"\s*:\s*"bnode"\s*,\s*"value"\s*:\s*")' + _NODE_ID)
 _BOOLEAN = b"http://www.w3.org/2001/XMLSchema#boolean"
 _BOOLEAN_DIGIT = re.compile(
-    rb'("datatype"\s*:\s*"http://www\.w3\.org/2001/XMLSchema#boolean"\s*,\s*"value"\s*:\s*")'
-    rb'([01])(?=")'
+    rb'("datatype"\s*:\s*"' + re.escape(_BOOLEAN) + rb'"\s*,\s*"value"\s*:\s*")([01])(?=")'
 )
 #: The variable Virtuoso binds to 1 when it answers a true ASK query as a row (a false one: no row).
 _VIRTUOSO_ASK = "__ASK_RETVAL"
@@ -320,9 +316,14 @@ class RemoteStore:
     def is_virtuoso(self) -> bool:
         """True when the server names itself Virtuoso (its ``Server`` header), which labbrain
         asks some things differently (see docs/sparql.md, "Virtuoso")."""
-        if self.server is None:  # nothing answered yet: ask something that changes nothing
+        return self._server_is("Virtuoso")
+
+    def _server_is(self, name: str) -> bool:
+        """True when the server's ``Server`` header starts with ``name`` (asked with an ASK
+        that changes nothing if no answer has come yet)."""
+        if self.server is None:
             self.ask("ASK { }")
-        return (self.server or "").startswith("Virtuoso")
+        return (self.server or "").startswith(name)
 
     def _post_query(self, sparql: str, union: bool, accept: str = _ACCEPT) -> Response:
         form: list[tuple[str, str]] = [("query", sparql)]
@@ -395,15 +396,18 @@ class RemoteStore:
     ) -> tuple[str, Response, QueryResult, int]:
         """Send a query once: (its text with the substitutions bound, the answer, the results
         read from it, their number of rows or triples)."""
-        text = (
-            bind_values(sparql, substitutions, binds=self.is_virtuoso())
-            if substitutions
-            else sparql
-        )
+        text = self._bound(sparql, substitutions)
         accept = _ACCEPT_GRAPH if form is QueryTriples else _ACCEPT
         answer = self._post_query(with_prologue(text), union, accept)
         result, size = _results(answer, self.endpoints.query)
         return text, answer, result, size
+
+    def _bound(self, sparql: str, substitutions: Substitutions | None) -> str:
+        """``sparql`` with ``substitutions`` bound (:func:`bind_values`: a VALUES block, BINDs
+        on Virtuoso)."""
+        if not substitutions:
+            return sparql
+        return bind_values(sparql, substitutions, binds=self.is_virtuoso())
 
     def _count_rows(self, text: str, union: bool) -> int:
         """How many rows SELECT query ``text`` has (one row: no server cuts it)."""
@@ -460,7 +464,7 @@ class RemoteStore:
         return result
 
     def _all_graphs(self) -> list[str]:
-        """Every named graph of the endpoint, sorted by IRI, the server's own excepted.
+        """Every named graph of the endpoint, sorted by IRI (the server's own included).
 
         Asked as ``GRAPH ?g { }`` (cheap: servers that keep a list of graphs answer from it),
         unless the server answered that with a row without ``?g`` (Virtuoso, which keeps no
@@ -477,9 +481,7 @@ class RemoteStore:
         """Named graphs of the endpoint, sorted by IRI (staging graphs and graphs a first
         load is filling are not listed)."""
         filling = self._claims()
-        return [
-            g for g in self._all_graphs() if not g.startswith(STAGING_PREFIX) and g not in filling
-        ]
+        return [g for g in self._all_graphs() if is_listed_graph(g) and g not in filling]
 
     def has_graph(self, graph: str) -> bool:
         """True when the endpoint has the named graph and it holds a triple (servers differ
@@ -510,10 +512,17 @@ class RemoteStore:
         _, answer, result, size = self._send_query(f"CONSTRUCT {{ ?s ?p ?o }} {pattern}", bound)
         if answer.truncated or size >= self.endpoints.check_rows:
             select = f"SELECT ?s ?p ?o {pattern}"
-            bound_select = bind_values(select, bound, binds=self.is_virtuoso())
-            if answer.truncated or self._count_rows(bound_select, False) > size:
-                rows = self._rows(select, bound)
-                return (Quad(r["s"], r["p"], r["o"], name) for r in rows)
+            total = self._count_rows(self._bound(select, bound), False)
+            if answer.truncated or total > size:
+                # cut: read as rows, in pages of as many as the server gives (a server may cut
+                # a CONSTRUCT at another size than rows: Virtuoso gave 1,001 triples, 1,000 rows)
+                text, _, first, page = self._send_query(select, bound, form=QuerySolutions)
+                rows = (
+                    first
+                    if page >= total
+                    else self._pages(text, False, ["s", "p", "o"], page, total)
+                )
+                return (Quad(r["s"], r["p"], r["o"], name) for r in rows)  # type: ignore[union-attr]
         return (Quad(t.subject, t.predicate, t.object, name) for t in result)  # type: ignore[union-attr]
 
     def dump(
@@ -572,9 +581,10 @@ class RemoteStore:
             if dead and len(dead) == len(fills):
                 stale.append(graph)
                 undo.append(f"DROP SILENT GRAPH {NamedNode(graph)}")
-            undo += [delete_data([fill_marker(graph, f)]) for f in dead]
-        if undo:
-            self._post_update(join_updates(*undo), bulk=True)
+            undo.append(_released(graph, dead))
+        update = join_updates(*undo)
+        if update:
+            self._post_update(update, bulk=True)
         return stale
 
     def replace_graph(
@@ -600,9 +610,7 @@ class RemoteStore:
         self._require_write("replace graph")
         fill_id = new_staging_graph()
         if self._claim(graph, fill_id):
-            self._write_graph(
-                graph, graph, fill, on_commit, [delete_data([fill_marker(graph, fill_id)])]
-            )
+            self._write_graph(graph, graph, fill, on_commit, [_released(graph, [fill_id])])
             return
         claims = self._claims().get(graph, [])
         if any(not staging_is_stale(claim) for claim in claims):
@@ -611,7 +619,7 @@ class RemoteStore:
         commit = [f"DROP SILENT GRAPH {target}", f"MOVE SILENT GRAPH {staging} TO {target}"]
         # the claims of fills that died go too: else the graph would stay unlisted, and be
         # dropped as their leftover
-        commit += [delete_data([fill_marker(graph, claim)]) for claim in claims]
+        commit.append(_released(graph, claims))
         self._write_graph(graph, fill_id, fill, on_commit, commit)
 
     def _write_graph(
@@ -634,7 +642,7 @@ class RemoteStore:
         except BaseException:
             undo = [f"DROP SILENT GRAPH {NamedNode(written)}"]
             if written == graph:
-                undo += [delete_data([q]) for q in self._markers(graph)]
+                undo.append(_released(graph, self._claims().get(graph, [])))
             try:
                 self._post_update(join_updates(*undo), bulk=True)
             except Exception as err:  # the original error matters more
@@ -656,9 +664,6 @@ class RemoteStore:
             found.setdefault(row["graph"], []).append(row["fill"])
         return found
 
-    def _markers(self, graph: str) -> list[Quad]:
-        return [fill_marker(graph, fill_id) for fill_id in self._claims().get(graph, [])]
-
     def _write_triples(self, staging: NamedNode, triples: Iterable[Triple]) -> None:
         """Add triples to the graph being filled, by GSP POSTs or INSERT DATA updates. The
         Oxigraph server loads a POST marked ``no_transaction`` with its bulk loader: the
@@ -668,7 +673,7 @@ class RemoteStore:
         for chunk in blank_node_safe_chunks(triples, size):
             if gsp:
                 params = [("graph", staging.value)]
-                if (self.server or "").startswith("Oxigraph"):
+                if self._server_is("Oxigraph"):
                     params.append(("no_transaction", ""))
                 url = gsp + ("&" if "?" in gsp else "?") + urlencode(params)
                 data = serialize(chunk, format=RdfFormat.N_TRIPLES) or b""
@@ -824,12 +829,8 @@ def _ask_rows(rows: QuerySolutions, url: str) -> QueryBoolean:
 
 
 def _named(rows: Iterable[Mapping[str, object]] | QuerySolutions) -> list[str]:
-    """The graph IRIs bound to ``?g`` in ``rows``, sorted, without the server's own graphs."""
-    return sorted(
-        g.value
-        for row in rows
-        if isinstance(g := row["g"], NamedNode) and g.value not in SERVER_GRAPHS
-    )
+    """The graph IRIs bound to ``?g`` in ``rows``, sorted."""
+    return sorted(g.value for row in rows if isinstance(g := row["g"], NamedNode))
 
 
 def _check_update_syntax(sparql: str) -> None:
@@ -896,6 +897,11 @@ def _results(answer: Response, url: str) -> tuple[QueryResult, int]:
     holder = Store()
     holder.extend(Quad(t.subject, t.predicate, t.object) for t in triples)
     return holder.query("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"), len(holder)
+
+
+def _released(graph: str, fills: Iterable[str]) -> str:
+    """The update removing the claims of ``fills`` on ``graph`` ("" when there are none)."""
+    return delete_data([fill_marker(graph, fill_id) for fill_id in fills])
 
 
 def _deadlocked(answer: Response) -> bool:
