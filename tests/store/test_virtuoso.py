@@ -152,6 +152,36 @@ def test_ask_and_construct_answers_are_read_as_the_standard_says(
 
 @pytest.mark.remote
 @pytest.mark.needs_virtuoso
+def test_graphs_are_listed_from_the_graph_index(
+    virtuoso: VirtuosoServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Virtuoso lists no graph for ``GRAPH ?g {}``, so graphs are asked for as those holding
+    a triple, grouped by graph: it answers that from its graph index, where ``SELECT
+    DISTINCT ?g`` over the same pattern reads every quad (66 s at 1,500,000 quads)."""
+    sent: list[str] = []
+    post = RemoteStore._post_query
+
+    def spy(self: RemoteStore, sparql: str, union: bool, accept: str = "") -> Response:
+        sent.append(sparql)
+        return post(self, sparql, union, accept) if accept else post(self, sparql, union)
+
+    monkeypatch.setattr(RemoteStore, "_post_query", spy)
+    store = RemoteStore.from_settings(_remote(virtuoso))
+    try:
+        store.add_quads(
+            [Quad(NamedNode("urn:test:a"), P, Literal(str(i)), g) for i, g in enumerate([G1, G2])]
+        )
+        sent.clear()
+        assert [g for g in store._all_graphs() if g.startswith("urn:test:")] == [G1.value, G2.value]
+        assert store.graphs() == [G1.value, G2.value]  # Virtuoso's own graphs not listed
+        listing = [q for q in sent if "?s ?p ?o" in q and "?g" in q]
+        assert listing and all("GROUP BY ?g" in q and "DISTINCT" not in q for q in listing)
+    finally:
+        store.close()
+
+
+@pytest.mark.remote
+@pytest.mark.needs_virtuoso
 @pytest.mark.parametrize("gsp", [True, False], ids=["graph-store", "updates"])
 def test_a_load_into_virtuoso_holds_what_the_embedded_store_holds(
     virtuoso: VirtuosoServer, gsp: bool

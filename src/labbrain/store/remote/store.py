@@ -469,13 +469,15 @@ class RemoteStore:
         Asked as ``GRAPH ?g { }`` (cheap: servers that keep a list of graphs answer from it),
         unless the server answered that with a row without ``?g`` (Virtuoso, which keeps no
         empty graphs and lists none that way): then, and from then on, as the graphs that
-        hold a triple."""
+        hold a triple, grouped by graph (Virtuoso answers ``GROUP BY ?g`` from its graph
+        index in milliseconds, but the same graphs asked with ``DISTINCT`` in 66 s at
+        1,500,000 quads: it reads every quad)."""
         if self._lists_empty_graphs:
             rows = list(self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"))
             if all(isinstance(row["g"], NamedNode) for row in rows):
                 return _named(rows)
             self._lists_empty_graphs = False
-        return _named(self._rows("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"))
+        return _named(self._rows("SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"))
 
     def graphs(self) -> list[str]:
         """Named graphs of the endpoint, sorted by IRI (staging graphs and graphs a first
