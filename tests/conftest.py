@@ -175,14 +175,24 @@ def settings_for(store: str | Path, **overrides: object) -> Settings:
     return Settings(store=str(store), **overrides)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="session")
+def _encoder_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of built embedding encoders for the session (derived files: building the
+    int8 encoder takes seconds, and every test would otherwise build its own)."""
+    return tmp_path_factory.mktemp("labbrain-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, _encoder_cache: Path
+) -> None:
     """No test reads the developer's own store or settings."""
     for name in list(__import__("os").environ):
         if name.startswith("LABBRAIN_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("LABBRAIN_CACHE_DIR", str(_encoder_cache))
 
 
 @pytest.fixture(autouse=True)

@@ -942,6 +942,14 @@ def _embed_bar() -> Iterator[Callable[[int, int], None]]:
     help="Where to write the bar chart (PNG).",
 )
 @click.option("--no-chart", is_flag=True, help="Do not draw the chart.")
+@click.option(
+    "--questions",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Paraphrase questions to ask (JSON lines of id, question, expected IRIs, split); "
+    "default: the set shipped with labbrain (real corpus and sample data).",
+)
+@click.option("--no-questions", is_flag=True, help="Ask no paraphrase questions.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_ctx
 def eval_retrieval(
@@ -950,13 +958,16 @@ def eval_retrieval(
     modes: tuple[str, ...],
     chart: str,
     no_chart: bool,
+    questions: Path | None,
+    no_questions: bool,
     as_json: bool,
 ) -> None:
-    """Measure search quality on the lab's own graph: recall@5, recall@10 and MRR of keyword,
-    semantic and hybrid search, with the lab's typed relations as the answers (a claim's
-    supporting and opposing evidence; the claims and evidence addressing or informing a
-    question). Semantic modes need `labbrain embed` first."""
-    from labbrain.ops.retrieval_eval import evaluate, write_chart
+    """Measure search quality on the lab's own graph: recall@5, recall@10, hit@10 and MRR of
+    keyword, semantic and hybrid search, with the lab's typed relations as the answers (a
+    claim's supporting and opposing evidence; the claims and evidence addressing or informing
+    a question), and paraphrased questions with their expected nodes (tune and report splits).
+    Semantic modes need `labbrain embed` first."""
+    from labbrain.ops.retrieval_eval import PARAPHRASES, evaluate, write_chart
 
     if not no_chart:
         try:  # before the evaluation, which may take a while
@@ -964,7 +975,12 @@ def eval_retrieval(
         except LabbrainError as error:
             _fail(error)
     with opened(ctx, read_only=True) as brain:
-        report = evaluate(brain, dataset, modes=list(modes) or ["keyword", "semantic", "hybrid"])
+        report = evaluate(
+            brain,
+            dataset,
+            modes=list(modes) or ["keyword", "semantic", "hybrid"],
+            questions=None if no_questions else (questions or PARAPHRASES),
+        )
         written = None
         if not no_chart:
             try:
@@ -978,14 +994,15 @@ def eval_retrieval(
         if as_json:
             out.print_json(json.dumps(report.as_dict() | {"chart": str(written or "") or None}))
             return
-        metrics = [f"recall@{k}" for k in report.ks] + ["MRR"]
+        metrics = report.metric_names()
         table = _table("task", "mode", "queries", "pairs", *metrics)
         for task in report.tasks:
             if not task.scores or not task.queries:
-                table.add_row(task.label, "", str(task.queries), str(task.pairs), *[""] * 3)
+                row = [task.label, "", str(task.queries), str(task.pairs)]
+                table.add_row(*row, *[""] * len(metrics))
                 continue
             for scores in task.scores:
-                values = [scores.recall[k] for k in report.ks] + [scores.mrr]
+                values = report.metric_values(scores)
                 table.add_row(
                     task.label,
                     scores.mode,

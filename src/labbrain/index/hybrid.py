@@ -7,11 +7,13 @@
   :data:`DEPTH`; a node scores ``sum(weight / (RRF_K + rank))`` over the lists it is in, with
   weight 1 for keyword and :data:`SEMANTIC_WEIGHT` for semantic).
 
-The fusion constants are measured, not guessed: ``labbrain eval-retrieval`` on the real corpus
-(bench/results/semantic.md) puts plain RRF (k=60, equal weights) below keyword search alone,
-since the small embedding model ranks this domain's evidence less well than BM25 does; k=10
-with the semantic list at half weight keeps keyword's recall and improves its MRR. Run the
-evaluation on your own graph to see which mode to trust there.
+The fusion constants are measured, not guessed, and chosen on one part of an evaluation set
+and reported on another (``bench/tune_fusion.py``, ``bench/results/fusion.md``): on the tune
+split of the paraphrase questions shipped with labbrain, among the fusions that keep the real
+corpus' claim → evidence retrieval as good as before, k=1 with the semantic list at half
+weight found an expected node in the top 10 for 0.65 of the questions where the previous k=10
+found 0.47 (report split: 0.51 against 0.40). Run ``labbrain eval-retrieval`` on your own
+graph to see which mode to trust there.
 
 Without a mode, hybrid is used when the vector index holds vectors of the configured model for
 the datasets searched, keyword otherwise. Filters (datasets, node types, creator) apply in every
@@ -40,7 +42,7 @@ from labbrain.settings import Settings
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[str, ...] = get_args(Mode)
-RRF_K = 10
+RRF_K = 1
 SEMANTIC_WEIGHT = 0.5
 DEPTH = 50
 SNIPPET_CHARS = 200

@@ -10,12 +10,23 @@ Each query node's text (its title, the claim or question itself) is searched in 
 restricted to the task's target node types (the node types of all its gold answers in the
 dataset) and to the query's dataset, the query node itself left out. Per mode the report gives
 recall@k (the share of a query's gold answers among its first k results, averaged over
-queries) and MRR (the mean of 1 / rank of the first gold answer among the first
-:data:`DEPTH` results, 0 if none).
+queries), hit@k (the share of queries with a gold answer among their first k results) and MRR
+(the mean of 1 / rank of the first gold answer among the first :data:`DEPTH` results, 0 if
+none).
+
+- **paraphrase → node**: hand-written questions that say what a node says in other words (no
+  content word shared with its title), each with its expected node(s); searched in the expected
+  nodes' dataset among every node type. The set shipped with labbrain
+  (``paraphrases.jsonl`` beside this module: questions about the real CC0 corpus and the sample
+  data) is split in two: ``tune`` (what the fusion constants of
+  :mod:`labbrain.index.hybrid` were chosen on) and ``report`` (never used for choosing), reported
+  as two tasks. Only questions whose expected nodes are loaded are asked; a lab can pass its own
+  set (same format) with ``questions=``.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,6 +43,9 @@ from labbrain.store import templates
 
 DEPTH = 50
 KS: tuple[int, ...] = (5, 10)
+#: The paraphrase questions shipped with labbrain (see module doc).
+PARAPHRASES = Path(__file__).with_name("paraphrases.jsonl")
+SPLITS = ("tune", "report")
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,16 @@ class GoldQuery:
     target_types: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Paraphrase:
+    """One hand-written question, the IRIs of the nodes it asks for, and its split."""
+
+    id: str
+    question: str
+    expected: frozenset[str]
+    split: str
+
+
 @dataclass
 class ModeScores:
     """The scores of one mode on one task."""
@@ -80,6 +104,7 @@ class ModeScores:
     mode: str
     recall: dict[int, float]
     mrr: float
+    hit: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,6 +131,16 @@ class EvalReport:
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
         return asdict(self)
+
+    def metric_names(self) -> list[str]:
+        """Names of the figures a table or chart shows per mode: recall@k for each k,
+        hit@ the largest k, MRR."""
+        return [f"recall@{k}" for k in self.ks] + [f"hit@{max(self.ks)}", "MRR"]
+
+    def metric_values(self, scores: ModeScores) -> list[float]:
+        """The figures of :meth:`metric_names`, in that order."""
+        top = max(self.ks)
+        return [scores.recall[k] for k in self.ks] + [scores.hit.get(top, 0.0), scores.mrr]
 
 
 def gold_queries(brain: LabBrain, graphs: Sequence[str]) -> dict[str, list[GoldQuery]]:
@@ -168,6 +203,105 @@ def score(
     return recall, (1.0 / first if first else 0.0)
 
 
+def read_paraphrases(path: Path = PARAPHRASES) -> list[Paraphrase]:
+    """The questions of a paraphrase set: JSON lines of ``{"id", "question", "expected":
+    [IRI, ...], "split": "tune" | "report"}``. Raises InvalidArgument naming the line and
+    what is wrong with it (unreadable file, bad JSON, a missing or mistyped field, a
+    repeated id)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidArgument("questions", f"{path}: cannot be read ({error})") from None
+    found: list[Paraphrase] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError as error:
+            raise InvalidArgument("questions", f"{where}: not JSON ({error})") from None
+        if not isinstance(item, dict):
+            raise InvalidArgument("questions", f"{where}: expected an object")
+        ident, question = item.get("id"), item.get("question")
+        expected, split = item.get("expected"), item.get("split")
+        if not isinstance(ident, str) or not ident or ident in seen:
+            raise InvalidArgument("questions", f"{where}: needs a unique string id")
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidArgument("questions", f"{where}: needs a non-empty question")
+        if (
+            not isinstance(expected, list)
+            or not expected
+            or not all(isinstance(iri, str) and iri for iri in expected)
+        ):
+            raise InvalidArgument("questions", f"{where}: expected must list node IRIs")
+        if split not in SPLITS:
+            raise InvalidArgument("questions", f"{where}: split must be one of {SPLITS}")
+        seen.add(ident)
+        found.append(Paraphrase(ident, question.strip(), frozenset(expected), split))
+    return found
+
+
+def paraphrase_queries(
+    brain: LabBrain, graphs: Sequence[str], questions: Sequence[Paraphrase]
+) -> dict[str, list[tuple[Paraphrase, str]]]:
+    """Split -> (question, the dataset graph of its expected nodes) for the questions whose
+    expected nodes are all indexed in one of ``graphs``."""
+    wanted = set().union(*(q.expected for q in questions)) if questions else set()
+    where: dict[str, set[str]] = defaultdict(set)
+    for graph in graphs:
+        for iri in brain.index.nodes_by_iri(sorted(wanted), graph):
+            where[iri].add(graph)
+    asked: dict[str, list[tuple[Paraphrase, str]]] = {split: [] for split in SPLITS}
+    for question in questions:
+        holders = set.intersection(*(where.get(iri, set()) for iri in question.expected))
+        if holders:
+            asked[question.split].append((question, min(holders)))
+    return asked
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """One search of an evaluation: its text, where it looks, and the answers it should find."""
+
+    text: str
+    graph: str
+    node_types: tuple[str, ...] | None
+    gold: frozenset[str]
+    leave_out: str | None = None
+
+
+def _scores(
+    brain: LabBrain, mode: str, asked: Sequence[_Asked], ks: tuple[int, ...], depth: int
+) -> ModeScores:
+    """recall@k, hit@k and MRR of ``mode`` over ``asked`` (zeros when nothing is asked)."""
+    recalls = {k: 0.0 for k in ks}
+    hits = {k: 0.0 for k in ks}
+    reciprocal = 0.0
+    for query in asked:
+        found = brain.search(
+            query.text,
+            mode=mode,
+            limit=depth + 1,
+            graphs=[query.graph],
+            node_types=list(query.node_types) if query.node_types else None,
+        )
+        ranked = [h.node.iri for h in found.hits if h.node.iri != query.leave_out][:depth]
+        recall, rr = score(ranked, query.gold, ks)
+        for k in ks:
+            recalls[k] += recall[k]
+            hits[k] += 1.0 if query.gold.intersection(ranked[:k]) else 0.0
+        reciprocal += rr
+    count = max(len(asked), 1)
+    return ModeScores(
+        mode,
+        {k: recalls[k] / count for k in ks},
+        reciprocal / count,
+        {k: hits[k] / count for k in ks},
+    )
+
+
 def evaluate(
     brain: LabBrain,
     dataset: str | None = None,
@@ -175,10 +309,13 @@ def evaluate(
     modes: Sequence[str] = MODES,
     ks: tuple[int, ...] = KS,
     depth: int = DEPTH,
+    questions: Path | None = PARAPHRASES,
 ) -> EvalReport:
     """Run every task's queries in every mode (see module doc) over one dataset (slug or IRI)
-    or all of them. Modes that cannot run (no extra, model or vectors) are reported in
-    ``skipped``. Raises DatasetNotFound for an unknown dataset."""
+    or all of them: the relation tasks, then the paraphrase questions of ``questions`` (None:
+    none) that ask for loaded nodes, as one task per split. Modes that cannot run (no extra,
+    model or vectors) are reported in ``skipped``. Raises DatasetNotFound for an unknown
+    dataset and InvalidArgument for a malformed question file."""
     known = [row["graph"] for row in brain.datasets()]
     if dataset:
         graph = dataset if dataset.startswith(DATASET_GRAPH_PREFIX) else dataset_graph(dataset)
@@ -190,6 +327,7 @@ def evaluate(
     for mode in modes:
         if mode not in MODES:
             raise InvalidArgument("mode", f"{mode!r}; one of {', '.join(MODES)}")
+    paraphrases = read_paraphrases(questions) if questions is not None else []
     skipped = {m: r for m, r in unavailable_modes(brain, graphs).items() if m in modes}
     runnable = [m for m in modes if m not in skipped]
     report = EvalReport(
@@ -200,29 +338,36 @@ def evaluate(
         skipped=skipped,
     )
     gold = gold_queries(brain, graphs)
+    work: list[tuple[TaskReport, list[_Asked]]] = []
     for task in TASKS:
-        asked = gold[task.name]
-        entry = TaskReport(task.name, task.label, len(asked), sum(len(q.gold) for q in asked))
-        for mode in runnable:
-            recalls = {k: 0.0 for k in ks}
-            reciprocal = 0.0
-            for query in asked:
-                found = brain.search(
-                    query.node.title,
-                    mode=mode,
-                    limit=depth + 1,
-                    graphs=[query.node.graph],
-                    node_types=list(query.target_types),
-                )
-                ranked = [h.node.iri for h in found.hits if h.node.iri != query.node.iri][:depth]
-                recall, rr = score(ranked, query.gold, ks)
-                for k in ks:
-                    recalls[k] += recall[k]
-                reciprocal += rr
-            count = max(len(asked), 1)
-            entry.scores.append(
-                ModeScores(mode, {k: recalls[k] / count for k in ks}, reciprocal / count)
+        relation_queries = gold[task.name]
+        entry = TaskReport(
+            task.name,
+            task.label,
+            len(relation_queries),
+            sum(len(q.gold) for q in relation_queries),
+        )
+        work.append(
+            (
+                entry,
+                [
+                    _Asked(q.node.title, q.node.graph, q.target_types, q.gold, q.node.iri)
+                    for q in relation_queries
+                ],
             )
+        )
+    if paraphrases:
+        for split, pairs in paraphrase_queries(brain, graphs, paraphrases).items():
+            entry = TaskReport(
+                f"paraphrase-{split}",
+                f"paraphrase → node ({split})",
+                len(pairs),
+                sum(len(q.expected) for q, _ in pairs),
+            )
+            work.append((entry, [_Asked(q.question, g, None, q.expected) for q, g in pairs]))
+    for entry, asked in work:
+        for mode in runnable:
+            entry.scores.append(_scores(brain, mode, asked, ks, depth))
         report.tasks.append(entry)
     return report
 
@@ -241,12 +386,12 @@ def write_chart(report: EvalReport, path: Path) -> Path:
     tasks = [t for t in report.tasks if t.queries and t.scores]
     panels = max(len(tasks), 1)
     figure, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
-    metrics = [f"recall@{k}" for k in report.ks] + ["MRR"]
+    metrics = report.metric_names()
     colours = {"keyword": "#4c72b0", "semantic": "#dd8452", "hybrid": "#55a868"}
     for axis, task in zip(axes[0], tasks, strict=False):
         width = 0.8 / len(task.scores)
         for position, scores in enumerate(task.scores):
-            values = [scores.recall[k] for k in report.ks] + [scores.mrr]
+            values = report.metric_values(scores)
             xs = [i + (position - (len(task.scores) - 1) / 2) * width for i in range(len(metrics))]
             bars = axis.bar(
                 xs, values, width, label=scores.mode, color=colours.get(scores.mode, "#8c8c8c")
@@ -261,7 +406,7 @@ def write_chart(report: EvalReport, path: Path) -> Path:
         axes[0][0].set_axis_off()
     figure.suptitle(
         f"Search quality on {', '.join(report.datasets) or 'no datasets'}\n"
-        "(gold answers: the lab's typed relations)",
+        "(gold answers: the lab's typed relations; paraphrases: the expected nodes)",
         fontsize=10,
     )
     figure.tight_layout()

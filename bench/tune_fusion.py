@@ -1,0 +1,209 @@
+"""Choose hybrid search's fusion constants on the tune split of the paraphrase set.
+
+Loads the real corpus (``../shared/data``) and the sample data into an in-memory store, embeds
+every node with the configured model, then takes, once per query, the keyword and the semantic
+ranking (each list's top ``labbrain.index.hybrid.DEPTH``):
+
+- every question of the paraphrase set shipped with labbrain (``paraphrases.jsonl``), in the
+  expected nodes' dataset, all node types;
+- every claim → evidence query of ``labbrain eval-retrieval`` (a claim's title, among Evidence).
+
+For each (k, semantic weight) of a grid the rankings are fused with
+``labbrain.index.hybrid.fuse`` and scored: hit@10 and MRR on each paraphrase split, recall@10
+and MRR on claim → evidence. The choice is the best hit@10 + MRR on the **tune** split among
+the fusions that keep claim → evidence within 0.01 of the previous fusion (k=10, weight 0.5,
+measured in the same run) in recall@10 and in MRR; the report split is never looked at for it.
+
+Writes ``bench/results/fusion.md`` and ``.json``::
+
+    python bench/tune_fusion.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from labbrain.core import LabBrain  # noqa: E402
+from labbrain.index.hybrid import DEPTH, fuse  # noqa: E402
+from labbrain.index.text import SearchHit  # noqa: E402
+from labbrain.ops.retrieval_eval import (  # noqa: E402
+    gold_queries,
+    paraphrase_queries,
+    read_paraphrases,
+    score,
+)
+from labbrain.ops.workflows import task_runner  # noqa: E402
+from labbrain.settings import Settings  # noqa: E402
+
+EXPORTS = [
+    ROOT.parent / "shared" / "data" / "dg-social-media-polarization.jsonld",
+    ROOT / "data" / "akamatsu-sample.jsonld",
+    ROOT / "data" / "dct-sample.jsonld",
+    ROOT / "data" / "v0-draft-sample.jsonld",
+]
+KS = (1, 2, 3, 5, 10, 20, 60)
+WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
+PREVIOUS = (10, 0.5)
+GUARD = 0.01
+
+Rankings = tuple[list[SearchHit], list[SearchHit], frozenset[str], str | None]
+
+
+def rankings(brain: LabBrain) -> dict[str, list[Rankings]]:
+    """Task -> (keyword hits, semantic hits, gold IRIs, IRI to leave out) per query."""
+    graphs = sorted(row["graph"] for row in brain.datasets())
+    asked: dict[str, list[tuple[str, str, list[str] | None, frozenset[str], str | None]]] = {
+        "claim-evidence": [
+            (q.node.title, q.node.graph, list(q.target_types), q.gold, q.node.iri)
+            for q in gold_queries(brain, graphs)["claim-evidence"]
+        ]
+    }
+    for split, pairs in paraphrase_queries(brain, graphs, read_paraphrases()).items():
+        asked[f"paraphrase-{split}"] = [(q.question, g, None, q.expected, None) for q, g in pairs]
+    found: dict[str, list[Rankings]] = {}
+    for task, queries in asked.items():
+        found[task] = []
+        for text, graph, types, gold, leave in queries:
+            legs = [
+                brain.search(
+                    text, mode=mode, limit=DEPTH + 1, graphs=[graph], node_types=types
+                ).hits
+                for mode in ("keyword", "semantic")
+            ]
+            found[task].append((legs[0], legs[1], gold, leave))
+    return found
+
+
+def measure(found: list[Rankings], k: int, weight: float) -> dict[str, float]:
+    """recall@10, hit@10 and MRR of the fusion (k, weight) over one task's queries."""
+    recall = hit = reciprocal = 0.0
+    for keyword, semantic, gold, leave in found:
+        fused = fuse([(keyword, 1.0), (semantic, weight)], k)
+        ranked = [h.node.iri for h in fused if h.node.iri != leave][:DEPTH]
+        at, rr = score(ranked, gold, (10,))
+        recall += at[10]
+        hit += 1.0 if gold.intersection(ranked[:10]) else 0.0
+        reciprocal += rr
+    count = max(len(found), 1)
+    return {"recall10": recall / count, "hit10": hit / count, "mrr": reciprocal / count}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=HERE / "results" / "fusion.md")
+    args = parser.parse_args()
+    missing = [str(p) for p in EXPORTS if not p.exists()]
+    if missing:
+        parser.error(f"missing exports: {', '.join(missing)}")
+    settings = Settings(store=":memory:")
+    with LabBrain(settings) as brain:
+        for export in EXPORTS:
+            brain.load(str(export))
+        runner = task_runner(brain)
+        final = runner.start(runner.create("embed").task_id)
+        if final.status != "completed":
+            raise SystemExit(f"embed ended {final.status}")
+        model = brain.vectors.model
+        found = rankings(brain)
+    grid: list[dict[str, Any]] = []
+    for k in KS:
+        for weight in WEIGHTS:
+            row: dict[str, Any] = {"k": k, "weight": weight}
+            for task, queries in found.items():
+                row[task] = measure(queries, k, weight)
+            grid.append(row)
+    previous = next(r for r in grid if (r["k"], r["weight"]) == PREVIOUS)["claim-evidence"]
+
+    def kept(row: dict[str, Any]) -> bool:
+        ce = row["claim-evidence"]
+        return bool(
+            ce["recall10"] >= previous["recall10"] - GUARD and ce["mrr"] >= previous["mrr"] - GUARD
+        )
+
+    def tune(row: dict[str, Any]) -> float:
+        return float(row["paraphrase-tune"]["hit10"] + row["paraphrase-tune"]["mrr"])
+
+    chosen = max((r for r in grid if kept(r)), key=lambda r: (tune(r), -r["k"], r["weight"]))
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "model": model,
+        "queries": {task: len(q) for task, q in found.items()},
+        "previous": {"k": PREVIOUS[0], "weight": PREVIOUS[1]},
+        "chosen": {"k": chosen["k"], "weight": chosen["weight"]},
+        "grid": grid,
+    }
+    write(result, chosen, args.output)
+    print(json.dumps(result["chosen"]))
+    return 0
+
+
+def write(result: dict[str, Any], chosen: dict[str, Any], path: Path) -> None:
+    """The results as markdown (the best 15 fusions by the tune objective, and the previous
+    and chosen ones) and as JSON."""
+    load = os.getloadavg()
+    grid = result["grid"]
+    previous = next(r for r in grid if (r["k"], r["weight"]) == PREVIOUS)
+    lines = [
+        "# Hybrid fusion constants, chosen on the tune split",
+        "",
+        f"- Date: {result['date']}; command `python bench/tune_fusion.py`",
+        f"- Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average at the end {load[0]:.2f}",
+        f"- Model: {result['model']}",
+        "- Queries: " + ", ".join(f"{task} {count}" for task, count in result["queries"].items()),
+        "",
+        "Hybrid search fuses the keyword and the semantic ranking (each list's top 50) by "
+        "weighted reciprocal rank: a node scores `1/(k + keyword rank) + w/(k + semantic "
+        "rank)`. Every (k, w) below was scored on the same rankings. The choice maximises "
+        "hit@10 + MRR on the paraphrase set's **tune** split, among the fusions that keep "
+        f"claim → evidence within {GUARD} of the previous fusion (k={PREVIOUS[0]}, "
+        f"w={PREVIOUS[1]}) in recall@10 and MRR. The report split is shown, never used.",
+        "",
+        "| k | w | tune hit@10 | tune MRR | report hit@10 | report MRR | claim → evidence "
+        "recall@10 | claim → evidence MRR | kept |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+
+    def line(row: dict[str, Any], note: str = "") -> str:
+        tune, report, ce = row["paraphrase-tune"], row["paraphrase-report"], row["claim-evidence"]
+        ok = ce["recall10"] >= previous["claim-evidence"]["recall10"] - GUARD and (
+            ce["mrr"] >= previous["claim-evidence"]["mrr"] - GUARD
+        )
+        return (
+            f"| {row['k']} | {row['weight']} | {tune['hit10']:.3f} | {tune['mrr']:.3f} | "
+            f"{report['hit10']:.3f} | {report['mrr']:.3f} | {ce['recall10']:.3f} | "
+            f"{ce['mrr']:.3f} | {'yes' if ok else 'no'}{note} |"
+        )
+
+    ranked = sorted(
+        grid,
+        key=lambda r: -(r["paraphrase-tune"]["hit10"] + r["paraphrase-tune"]["mrr"]),
+    )
+    for row in ranked[:15]:
+        lines.append(line(row))
+    lines += [
+        "",
+        "| fusion | k | w | tune hit@10 | tune MRR | report hit@10 | report MRR | claim → "
+        "evidence recall@10 | claim → evidence MRR | kept |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| previous |" + line(previous)[1:],
+        "| **chosen** |" + line(chosen)[1:],
+        "",
+    ]
+    path.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
+    path.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

