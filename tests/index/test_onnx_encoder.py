@@ -213,6 +213,7 @@ def test_vectors_carry_the_runtime_and_the_cut_in_their_model_id(
     embeddings._provider.cache_clear()
 
 
+@pytest.mark.subprocess
 def test_the_onnx_runtime_does_not_import_pytorch(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -11,19 +11,15 @@ content, which carry a node's meaning (all-MiniLM-L6-v2 was trained on 128-token
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from labbrain.errors import SemanticUnavailable
 from labbrain.index.bert_graph import prepare_model, read_shape
+from labbrain.index.embeddings import CachingEmbedder
 
 if TYPE_CHECKING:
     from labbrain.index.embeddings import Vectors
-
-_CACHED_TEXTS = 4096
 
 
 def encoder_id(model_id: str, max_tokens: int) -> str:
@@ -32,7 +28,7 @@ def encoder_id(model_id: str, max_tokens: int) -> str:
     return f"{model_id} (onnx int8, {max_tokens} tokens)"
 
 
-class OnnxProvider:
+class OnnxProvider(CachingEmbedder):
     """A BERT sentence encoder as an :class:`~labbrain.index.embeddings.EmbeddingProvider`
     (see module doc). Thread-safe; recently embedded texts are cached.
 
@@ -50,6 +46,7 @@ class OnnxProvider:
         import onnxruntime
         from tokenizers import Tokenizer
 
+        super().__init__()
         shape = read_shape(model_dir)
         self._dimension = shape.hidden
         self.max_tokens = min(max_tokens, shape.max_positions)
@@ -70,11 +67,12 @@ class OnnxProvider:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # No busy-waiting between runs: on a small machine spinning worker threads take the
+        # cores from the rest of the process (the task that saves progress, the next search).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(path), options, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
 
     @property
     def model_id(self) -> str:
@@ -94,24 +92,3 @@ class OnnxProvider:
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         (rows,) = self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
         return np.asarray(rows, dtype=np.float32)
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length float32 vectors of ``texts``, in order (cached ones not computed
-        again; one batch per call: callers choose the batch size)."""
-        import numpy as np
-
-        wanted = list(texts)
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
-            if missing:
-                for text, row in zip(missing, self._encode(missing), strict=True):
-                    self._cache[text] = row
-            rows = []
-            for text in wanted:
-                self._cache.move_to_end(text)
-                rows.append(self._cache[text])
-            while len(self._cache) > _CACHED_TEXTS:
-                self._cache.popitem(last=False)
-        if not rows:
-            return np.zeros((0, self._dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)

@@ -12,8 +12,14 @@ interrupted run keeps its work and the next one continues from there. A differen
 replaces every vector. Computing vectors is a task (``labbrain embed``), never a side effect
 of a search.
 
-Search is exact (a dot product with every vector, ~10 ms at 100k nodes): vectors are loaded
-into one matrix, kept while the file does not change.
+Search compares the query with every vector: the vectors are loaded into one matrix, kept while
+the file does not change. Up to :data:`LARGE` vectors the matrix is float32 and the comparison
+a dot product (numpy, ~10 ms at 100k nodes). From :data:`LARGE` vectors on, when usearch is
+installed (the semantic extra brings it), the matrix is kept as int8 (each unit vector scaled
+by 127: a quarter of the memory) and searched with usearch's SIMD kernels: at 1,000,000
+vectors about 55 ms against 90-130 ms for float32, and 0.4 GB against 1.5 GB. Scores are then
+the int8 dot product scaled back (within about 0.01 of the cosine); the order is the same but
+for vectors whose cosines differ by less than that.
 """
 
 from __future__ import annotations
@@ -40,6 +46,10 @@ if TYPE_CHECKING:
 VECTORS_FILE = "vectors.sqlite"
 SCHEMA_VERSION = "1"
 MAX_TEXT_CHARS = 2000
+#: From this many vectors on, search keeps them as int8 and runs on usearch (module doc).
+LARGE = 200_000
+_SCALE = 127.0
+_READ_ROWS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -307,23 +317,30 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ searching
     def _loaded(self) -> tuple[list[Key], Any]:
-        """(keys, matrix) of every stored vector, reloaded when the index changed."""
+        """(keys, matrix) of every stored vector, reloaded when the index changed: float32
+        rows, or int8 rows (scaled by 127) from :data:`LARGE` vectors on when usearch is
+        installed. Read in blocks into one array (never a second copy of every vector)."""
         import numpy as np
 
         with self._db() as db:
             version = (self._meta(db, "instance") or "", self._meta(db, "generation") or "0")
             if self._matrix is None or self._matrix[0] != version:
-                rows = db.execute(
-                    "SELECT graph, iri, vector FROM vectors ORDER BY graph, iri"
-                ).fetchall()
-                dimension = self._meta(db, "dimension")
-                keys = [(graph, iri) for graph, iri, _ in rows]
-                if rows:
-                    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-                    matrix = matrix.reshape(len(rows), -1)
-                else:
-                    matrix = np.zeros((0, int(dimension or 1)), dtype=np.float32)
-                self._matrix = (version, keys, matrix)
+                self._matrix = None  # let the old matrix go before the new one is read
+                dimension = int(self._meta(db, "dimension") or 1)
+                count = int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+                compact = count >= LARGE and _usearch_present()
+                matrix = np.zeros((count, dimension), dtype=np.int8 if compact else np.float32)
+                keys: list[Key] = []
+                cursor = db.execute("SELECT graph, iri, vector FROM vectors ORDER BY graph, iri")
+                while rows := cursor.fetchmany(_READ_ROWS):
+                    block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+                    block = block.reshape(len(rows), dimension)
+                    at = len(keys)
+                    if compact:
+                        block = np.rint(block * _SCALE)
+                    matrix[at : at + len(rows)] = block
+                    keys += [(graph, iri) for graph, iri, _ in rows]
+                self._matrix = (version, keys, matrix[: len(keys)])
             return self._matrix[1], self._matrix[2]
 
     def search(
@@ -341,8 +358,8 @@ class VectorIndex:
         keys, matrix = self._loaded()
         if not keys or limit <= 0:
             return []
-        scores = matrix @ np.asarray(query, dtype=np.float32)
         chosen_graphs = set(graphs) if graphs is not None else None
+        mask = None
         if chosen_graphs is not None or allowed is not None:
             mask = np.fromiter(
                 (
@@ -353,6 +370,10 @@ class VectorIndex:
                 dtype=bool,
                 count=len(keys),
             )
+        if matrix.dtype == np.int8:
+            return _search_compact(keys, matrix, query, limit, mask)
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        if mask is not None:
             scores = np.where(mask, scores, -np.inf)
         take = min(limit, len(keys))
         top = np.argpartition(-scores, take - 1)[:take]
@@ -362,6 +383,40 @@ class VectorIndex:
             for i in ordered
             if np.isfinite(scores[i])
         ]
+
+
+def _usearch_present() -> bool:
+    """True when usearch can be imported (it is not imported here)."""
+    import importlib.util
+
+    return importlib.util.find_spec("usearch") is not None
+
+
+def _search_compact(
+    keys: list[Key], matrix: Any, query: Any, limit: int, mask: Any | None
+) -> list[VectorHit]:
+    """The ``limit`` int8 rows of ``matrix`` nearest to ``query`` by dot product (among the
+    rows ``mask`` keeps), best first, ties by key; scores scaled back to cosines."""
+    import os
+
+    import numpy as np
+    from usearch.index import search as nearest
+
+    rows = np.flatnonzero(mask) if mask is not None else None
+    chosen = matrix if rows is None else matrix[rows]
+    if not len(chosen):
+        return []
+    target = np.rint(np.asarray(query, dtype=np.float32) * _SCALE).astype(np.int8)
+    # A few more than asked for, so that a tie across the cut is broken by key too.
+    take = min(limit + 8, len(chosen))
+    found = nearest(chosen, target, take, "ip", exact=True, threads=os.cpu_count() or 1)
+    hits = []
+    for position, distance in zip(found.keys.tolist(), found.distances.tolist(), strict=True):
+        index = int(position) if rows is None else int(rows[position])
+        # usearch's inner-product distance is 1 - dot, the dot of the int8 rows
+        hits.append((keys[index], (1.0 - float(distance)) / (_SCALE * _SCALE)))
+    hits.sort(key=lambda hit: (-hit[1], hit[0]))
+    return [VectorHit(key[0], key[1], score) for key, score in hits[:limit]]
 
 
 def _empty() -> sqlite3.Connection:

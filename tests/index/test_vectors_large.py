@@ -1,0 +1,119 @@
+"""The vector index from :data:`labbrain.index.vectors.LARGE` vectors on: int8 rows searched
+with usearch, checked against the exact float32 answer computed here with numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from labbrain.index import vectors as vectors_module
+from labbrain.index.vectors import EmbedPlan, PendingText, VectorIndex
+
+pytest.importorskip("usearch", reason="usearch comes with the semantic extra")
+
+GRAPHS = ("urn:g:a", "urn:g:b")
+COUNT, DIMENSION = 3000, 384
+
+
+class Fixed:
+    """A provider that returns prepared rows in order."""
+
+    model_id = "fixed"
+    dimension = DIMENSION
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows, self.at = rows, 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = self.rows[self.at : self.at + len(texts)]
+        self.at += len(texts)
+        return out
+
+
+@pytest.fixture(scope="module")
+def stored() -> Iterator[tuple[VectorIndex, list[tuple[str, str]], np.ndarray]]:
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((COUNT, DIMENSION)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    keys = [(GRAPHS[i % 2], f"urn:n:{i:05d}") for i in range(COUNT)]
+    index = VectorIndex(None)
+    todo = [PendingText(g, iri, iri, iri) for g, iri in keys]
+    index.update(Fixed(rows), EmbedPlan("fixed", todo, [], 0), batch_size=1000)  # type: ignore[arg-type]
+    yield index, keys, rows
+    index.close()
+
+
+def exact(
+    keys: list[tuple[str, str]], rows: np.ndarray, query: np.ndarray, keep: set[int] | None = None
+) -> list[tuple[tuple[str, str], float]]:
+    scores = rows @ query
+    order = sorted(
+        (i for i in range(len(keys)) if keep is None or i in keep),
+        key=lambda i: (-scores[i], keys[i]),
+    )
+    return [(keys[i], float(scores[i])) for i in order]
+
+
+def queries(rows: np.ndarray) -> list[np.ndarray]:
+    rng = np.random.default_rng(9)
+    picked = rows[rng.integers(0, len(rows), 12)]
+    noisy = picked + 0.03 * rng.standard_normal(picked.shape).astype(np.float32)
+    return list(noisy / np.linalg.norm(noisy, axis=1, keepdims=True))
+
+
+def test_the_int8_search_finds_what_the_exact_one_finds(
+    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index, keys, rows = stored
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    index._matrix = None
+    assert index._loaded()[1].dtype == np.int8
+    for query in queries(rows):
+        truth = exact(keys, rows, query)
+        found = index.search(query, limit=10)
+        assert len(found) == 10
+        assert (found[0].graph, found[0].iri) == truth[0][0]  # the vector the query came from
+        cosine = dict(truth)
+        tenth = truth[9][1]
+        for hit in found:
+            assert abs(hit.score - cosine[(hit.graph, hit.iri)]) < 0.01
+            assert cosine[(hit.graph, hit.iri)] > tenth - 0.02
+        assert [h.score for h in found] == sorted((h.score for h in found), reverse=True)
+
+
+def test_the_int8_search_keeps_the_filters(
+    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index, keys, rows = stored
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    index._matrix = None
+    query = queries(rows)[0]
+    in_b = index.search(query, limit=5, graphs=[GRAPHS[1]])
+    truth_b = exact(keys, rows, query, {i for i, k in enumerate(keys) if k[0] == GRAPHS[1]})
+    assert {h.graph for h in in_b} == {GRAPHS[1]}
+    assert (in_b[0].graph, in_b[0].iri) == truth_b[0][0]
+    allowed = {keys[i] for i in (3, 50, 700)}
+    few = index.search(query, limit=10, allowed=allowed)
+    assert {(h.graph, h.iri) for h in few} == allowed
+    assert index.search(query, limit=10, allowed=set()) == []
+
+
+def test_below_the_threshold_the_matrix_stays_float(
+    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
+) -> None:
+    index, keys, rows = stored
+    index._matrix = None
+    assert vectors_module.LARGE > COUNT
+    keys_loaded, matrix = index._loaded()
+    assert matrix.dtype == np.float32 and keys_loaded == sorted(keys)
+    order = sorted(range(COUNT), key=lambda i: keys[i])
+    assert np.array_equal(matrix, rows[order])
+    query = queries(rows)[1]
+    found = index.search(query, limit=3)
+    assert [((h.graph, h.iri), pytest.approx(h.score, abs=1e-5)) for h in found] == [
+        (key, score) for key, score in exact(keys, rows, query)[:3]
+    ]
