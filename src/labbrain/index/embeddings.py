@@ -1,8 +1,8 @@
 """Text embeddings for semantic search: a small provider interface and its two providers.
 
 Embeddings are optional: they need the ``semantic`` extra (ONNX Runtime, tokenizers,
-safetensors, onnx, numpy, matplotlib; no PyTorch). Without it nothing here is imported by the
-rest of labbrain, and asking for semantic search raises
+safetensors, onnx, usearch, numpy, matplotlib; no PyTorch). Without it nothing here is
+imported by the rest of labbrain, and asking for semantic search raises
 :class:`~labbrain.errors.SemanticUnavailable` saying how to enable it: the command that installs
 the extra the way this labbrain was installed (pip, uv, pipx or ``uv tool``, from its directory
 or URL; :func:`labbrain.install.install_command`).

@@ -51,7 +51,10 @@ def search_nodes(
     dataset: Dataset = None,
     mode: Annotated[
         Literal["keyword", "semantic", "hybrid"] | None,
-        Field(description="default: hybrid once embeddings exist, else keyword"),
+        Field(
+            description="default: hybrid once embeddings exist, else keyword; semantic "
+            "for a question worded unlike the lab's notes"
+        ),
     ] = None,
 ) -> SearchNodesResult:
     """Find discourse nodes (Questions, Claims, Evidence, Results, ...) by keywords
