@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import settings_for
+from conftest import require, settings_for
 from labbrain.errors import SemanticUnavailable
 from labbrain.index import embeddings
 from labbrain.index.bert_graph import prepare_model, read_shape
@@ -65,7 +65,11 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def reference(model_dir: Path) -> Iterator[object]:
     """sentence-transformers on PyTorch, the model's own runtime."""
-    pytest.importorskip("sentence_transformers")
+    require(
+        "sentence-transformers",
+        embeddings.module_present("sentence_transformers"),
+        "the test extra installs it (pip install -e '.[test,semantic]')",
+    )
     from sentence_transformers import SentenceTransformer
 
     yield SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)

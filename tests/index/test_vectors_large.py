@@ -3,15 +3,15 @@ with usearch, checked against the exact float32 answer computed here with numpy.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
+from conftest import require
 from labbrain.index import vectors as vectors_module
 from labbrain.index.vectors import EmbedPlan, PendingText, VectorIndex
-
-pytest.importorskip("usearch", reason="usearch comes with the semantic extra")
 
 GRAPHS = ("urn:g:a", "urn:g:b")
 COUNT, DIMENSION = 3000, 384
@@ -34,6 +34,11 @@ class Fixed:
 
 @pytest.fixture(scope="module")
 def stored() -> Iterator[tuple[VectorIndex, list[tuple[str, str]], np.ndarray]]:
+    require(
+        "usearch",
+        importlib.util.find_spec("usearch") is not None,
+        "it comes with the semantic extra (pip install -e '.[test,semantic]')",
+    )
     rng = np.random.default_rng(5)
     rows = rng.standard_normal((COUNT, DIMENSION)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
