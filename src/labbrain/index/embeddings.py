@@ -157,13 +157,25 @@ def _unavailable_model(
 class CachingEmbedder:
     """The shared half of the providers: ``embed`` over a subclass's ``_encode``, with the
     last :data:`_CACHED_TEXTS` texts' vectors kept (repeated queries cost nothing) and one
-    batch encoded at a time (thread-safe)."""
+    batch encoded at a time (thread-safe); the subclass sets ``_model_id`` and
+    ``_dimension``."""
 
+    _model_id: str
     _dimension: int
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, Any] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        """What identifies the model (and runtime) the vectors come from."""
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector (384 for all-MiniLM-L6-v2)."""
+        return self._dimension
 
     def _encode(self, texts: list[str]) -> Vectors:
         """Unit-length float32 rows of ``texts`` (one batch)."""
@@ -196,7 +208,8 @@ class SentenceTransformerProvider(CachingEmbedder):
     the ONNX runtime does not encode (``LABBRAIN_EMBEDDING_RUNTIME=sentence-transformers``).
 
     Loading raises SemanticUnavailable when sentence-transformers is missing or the model is
-    not on this machine (and downloading is not allowed). Vectors are L2-normalised float32.
+    not on this machine (and downloading is not allowed). Vectors are L2-normalised float32;
+    ``model_id`` is the configured model name (or the model directory's absolute path).
     """
 
     def __init__(
@@ -229,16 +242,6 @@ class SentenceTransformerProvider(CachingEmbedder):
         if getter is None:  # sentence-transformers before 5.x
             getter = self._model.get_sentence_embedding_dimension
         self._dimension = int(getter())
-
-    @property
-    def model_id(self) -> str:
-        """The configured model name (or the model directory's absolute path)."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Length of the model's vectors (384 for all-MiniLM-L6-v2)."""
-        return self._dimension
 
     def _encode(self, texts: list[str]) -> Vectors:
         return self._model.encode(  # type: ignore[no-any-return]

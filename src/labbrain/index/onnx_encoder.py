@@ -30,7 +30,8 @@ def encoder_id(model_id: str, max_tokens: int) -> str:
 
 class OnnxProvider(CachingEmbedder):
     """A BERT sentence encoder as an :class:`~labbrain.index.embeddings.EmbeddingProvider`
-    (see module doc). Thread-safe; recently embedded texts are cached.
+    (see module doc). Thread-safe; recently embedded texts are cached. Its ``model_id`` is
+    :func:`encoder_id` of the model's.
 
     Raises SemanticUnavailable when the folder holds no usable BERT model or tokenizer."""
 
@@ -73,16 +74,6 @@ class OnnxProvider(CachingEmbedder):
         self._session = onnxruntime.InferenceSession(
             str(path), options, providers=["CPUExecutionProvider"]
         )
-
-    @property
-    def model_id(self) -> str:
-        """The model's id with the runtime and the token cut (see :func:`encoder_id`)."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Length of the vectors (the model's hidden size: 384 for all-MiniLM-L6-v2)."""
-        return self._dimension
 
     def _encode(self, texts: list[str]) -> Vectors:
         import numpy as np
