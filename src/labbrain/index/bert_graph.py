@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 #: Bumped whenever the graph written for the same weights changes (it names the cache entry).
-GRAPH_VERSION = "1"
+GRAPH_VERSION = "2"
 OPSET = 18
 WEIGHTS_FILE = "model.safetensors"
 
@@ -134,6 +134,7 @@ class _Graph:
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self._count = 0
+        self._scalars: dict[float, str] = {}
 
     def name(self, hint: str) -> str:
         self._count += 1
@@ -145,6 +146,14 @@ class _Graph:
         name = self.name(hint)
         self.initializers.append(numpy_helper.from_array(value, name))
         return name
+
+    def scalar(self, value: float) -> str:
+        """A float32 scalar initializer, one per value however often it is asked for."""
+        import numpy as np
+
+        if value not in self._scalars:
+            self._scalars[value] = self.constant("scalar", np.array(value, np.float32))
+        return self._scalars[value]
 
     def op(self, kind: str, inputs: list[str], hint: str | None = None, **attrs: Any) -> str:
         from onnx import helper
@@ -176,7 +185,6 @@ def build_graph(model_dir: Path) -> Any:
     g = _Graph()
     hidden, heads = shape.hidden, shape.heads
     size = hidden // heads
-    one = g.constant("one", np.array(1.0, np.float32))
     axis1 = g.constant("axis1", np.array([1], np.int64))
 
     # Embeddings: word + position (+ token type 0), then LayerNorm.
@@ -208,39 +216,43 @@ def build_graph(model_dir: Path) -> Any:
         ],
         "positions",
     )
-    x = _layer_norm(g, g.op("Add", [words, positions]), w, "embeddings.LayerNorm", shape)
+    epsilon = shape.epsilon
+    x = _layer_norm(g, g.op("Add", [words, positions]), w, "embeddings.LayerNorm", epsilon)
 
     # The attention mask as an additive bias: 0 where attended, a large negative elsewhere.
     mask = g.op("Cast", ["attention_mask"], "mask", to=TensorProto.FLOAT)
-    bias = g.op(
-        "Mul",
-        [g.op("Sub", [one, mask]), g.constant("masked", np.array(-1e4, np.float32))],
-        "bias",
-    )
+    bias = g.op("Mul", [g.op("Sub", [g.scalar(1.0), mask]), g.scalar(-1e4)], "bias")
     bias = g.op("Unsqueeze", [bias, g.constant("axes12", np.array([1, 2], np.int64))], "bias4")
     split = g.constant("split_heads", np.array([0, 0, heads, size], np.int64))
     merge = g.constant("merge_heads", np.array([0, 0, hidden], np.int64))
-    scale = g.constant("scale", np.array(1.0 / math.sqrt(size), np.float32))
+    scale = g.scalar(1.0 / math.sqrt(size))
 
     for layer in range(shape.layers):
         at = f"encoder.layer.{layer}."
-
-        def heads_of(source: str, name: str, perm: list[int], at: str = at) -> str:
-            projected = _linear(g, source, w, at + f"attention.self.{name}")
-            return g.op("Transpose", [g.op("Reshape", [projected, split])], perm=perm)
-
-        query = heads_of(x, "query", [0, 2, 1, 3])
-        key = heads_of(x, "key", [0, 2, 3, 1])
-        value = heads_of(x, "value", [0, 2, 1, 3])
+        # queries and values as (batch, head, token, size), keys as (batch, head, size, token)
+        query, key, value = (
+            g.op(
+                "Transpose",
+                [g.op("Reshape", [_linear(g, x, w, at + f"attention.self.{name}"), split])],
+                perm=perm,
+            )
+            for name, perm in (
+                ("query", [0, 2, 1, 3]),
+                ("key", [0, 2, 3, 1]),
+                ("value", [0, 2, 1, 3]),
+            )
+        )
         scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [query, key]), scale]), bias])
         probabilities = g.op("Softmax", [scores], axis=-1)
         context = g.op("MatMul", [probabilities, value])
         context = g.op("Reshape", [g.op("Transpose", [context], perm=[0, 2, 1, 3]), merge])
         attended = _linear(g, context, w, at + "attention.output.dense")
-        x = _layer_norm(g, g.op("Add", [attended, x]), w, at + "attention.output.LayerNorm", shape)
+        x = _layer_norm(
+            g, g.op("Add", [attended, x]), w, at + "attention.output.LayerNorm", epsilon
+        )
         inner = _gelu(g, _linear(g, x, w, at + "intermediate.dense"))
         out = _linear(g, inner, w, at + "output.dense")
-        x = _layer_norm(g, g.op("Add", [out, x]), w, at + "output.LayerNorm", shape)
+        x = _layer_norm(g, g.op("Add", [out, x]), w, at + "output.LayerNorm", epsilon)
 
     if shape.pooling == "cls":
         pooled = g.op("Gather", [x, g.constant("first", np.array(0, np.int64))], "pooled", axis=1)
@@ -248,12 +260,10 @@ def build_graph(model_dir: Path) -> Any:
         weights3 = g.op("Unsqueeze", [mask, g.constant("axis2", np.array([2], np.int64))])
         total = g.op("ReduceSum", [g.op("Mul", [x, weights3]), axis1], keepdims=0)
         count = g.op("ReduceSum", [mask, axis1], keepdims=1)
-        floor = g.constant("floor", np.array(1e-9, np.float32))
-        pooled = g.op("Div", [total, g.op("Max", [count, floor])], "pooled")
+        pooled = g.op("Div", [total, g.op("Max", [count, g.scalar(1e-9)])], "pooled")
     if shape.normalize:
         norm = g.op("ReduceL2", [pooled, axis1], keepdims=1)
-        tiny = g.constant("tiny", np.array(1e-12, np.float32))
-        pooled = g.op("Div", [pooled, g.op("Max", [norm, tiny])], "normalised")
+        pooled = g.op("Div", [pooled, g.op("Max", [norm, g.scalar(1e-12)])], "normalised")
     g.nodes.append(helper.make_node("Identity", [pooled], ["embedding"]))
 
     graph = helper.make_graph(
@@ -281,21 +291,16 @@ def _linear(g: _Graph, x: str, w: Callable[[str], Any], name: str) -> str:
     return g.op("Add", [g.op("MatMul", [x, weight]), g.constant(name + ".bias", w(name + ".bias"))])
 
 
-def _layer_norm(g: _Graph, x: str, w: Callable[[str], Any], name: str, shape: EncoderShape) -> str:
+def _layer_norm(g: _Graph, x: str, w: Callable[[str], Any], name: str, epsilon: float) -> str:
     scale = g.constant(name + ".weight", w(name + ".weight"))
     shift = g.constant(name + ".bias", w(name + ".bias"))
-    return g.op("LayerNormalization", [x, scale, shift], axis=-1, epsilon=shape.epsilon)
+    return g.op("LayerNormalization", [x, scale, shift], axis=-1, epsilon=epsilon)
 
 
 def _gelu(g: _Graph, x: str) -> str:
     """The exact GELU, ``0.5 x (1 + erf(x / sqrt 2))`` (what BERT's "gelu" is)."""
-    import numpy as np
-
-    root = g.constant("sqrt2", np.array(math.sqrt(2.0), np.float32))
-    half = g.constant("half", np.array(0.5, np.float32))
-    one = g.constant("one", np.array(1.0, np.float32))
-    erf = g.op("Erf", [g.op("Div", [x, root])])
-    return g.op("Mul", [g.op("Mul", [x, half]), g.op("Add", [erf, one])])
+    erf = g.op("Erf", [g.op("Div", [x, g.scalar(math.sqrt(2.0))])])
+    return g.op("Mul", [g.op("Mul", [x, g.scalar(0.5)]), g.op("Add", [erf, g.scalar(1.0)])])
 
 
 def prepare_model(model_dir: Path, cache_dir: Path, *, quantize: bool = True) -> Path:
