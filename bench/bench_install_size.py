@@ -253,26 +253,14 @@ def bench(variant: str, keep: bool) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    system = f"{platform.system()} {platform.release()}"
-    try:
-        for line in Path("/etc/os-release").read_text(encoding="utf-8").splitlines():
-            if line.startswith("PRETTY_NAME="):
-                system = line.split("=", 1)[1].strip().strip('"')
-                break
-    except OSError:
-        pass
+    """This machine as the report names it (``bench_mcp.machine_info``'s reading)."""
+    from bench_mcp import machine_info
+
+    info = machine_info()
     return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "os": system,
+        "cpu": info["cpu"],
+        "cores": info["cores"],
+        "os": info["os"],
         "python": platform.python_version(),
     }
 

@@ -82,7 +82,8 @@ BEFORE: Runtime = "sentence-transformers"
 AFTER: Runtime = "onnx"
 RUNTIMES: tuple[Runtime, ...] = (BEFORE, AFTER)
 MODES = ("keyword", "semantic", "hybrid")
-CORPUS = Path("/work/shared/data/dg-social-media-polarization.jsonld")
+#: The real corpus, in the ``shared`` folder beside the project (as the tests read it).
+CORPUS = ROOT.parent / "shared" / "data" / "dg-social-media-polarization.jsonld"
 DIMENSION = 384
 FILL_BATCH = 20_000
 CORPUS_REPEATS = 3
@@ -211,31 +212,15 @@ class RandomVectors:
 
 # ---------------------------------------------------------------------------- machine
 def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = None
-    try:
-        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("MemTotal:"):
-                ram = round(int(line.split()[1]) * 1024 / 1e9, 1)
-    except (OSError, ValueError):
-        pass
-    try:
-        system = platform.freedesktop_os_release().get("PRETTY_NAME", platform.platform())
-    except OSError:
-        system = platform.platform()
+    """This machine as the report names it (``bench_mcp.machine_info``'s reading)."""
+    from bench_mcp import machine_info
+
+    info = machine_info()
     return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "ramGB": ram,
-        "os": system,
-        "kernel": platform.release(),
+        "cpu": info["cpu"],
+        "cores": info["cores"],
+        "ramGB": round(info["ram_gb"], 1) if info["ram_gb"] else None,
+        "os": info["os"],
         "python": platform.python_version(),
     }
 
