@@ -29,23 +29,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from labbrain.errors import SemanticUnavailable
+from labbrain.index.cached_embedder import CachingEmbedder
 from labbrain.install import files_only_command, install_command
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
+    from labbrain.index.cached_embedder import Vectors
     from labbrain.settings import Settings
-
-    Vectors = NDArray[np.float32]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The package that ships the default model's files (see PACKAGED_MODELS).
@@ -62,7 +57,6 @@ PACKAGED_MODELS: dict[str, str] = {
 EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "safetensors", "onnx")
 #: What the sentence-transformers runtime needs on top.
 TORCH_MODULES = ("numpy", "sentence_transformers")
-_CACHED_TEXTS = 4096
 
 
 class EmbeddingProvider(Protocol):
@@ -152,55 +146,6 @@ def _unavailable_model(
     return SemanticUnavailable(
         f"embedding model {model!r} could not be loaded ({reason[:200]}); point {ways}"
     )
-
-
-class CachingEmbedder:
-    """The shared half of the providers: ``embed`` over a subclass's ``_encode``, with the
-    last :data:`_CACHED_TEXTS` texts' vectors kept (repeated queries cost nothing) and one
-    batch encoded at a time (thread-safe); the subclass sets ``_model_id`` and
-    ``_dimension``."""
-
-    _model_id: str
-    _dimension: int
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
-
-    @property
-    def model_id(self) -> str:
-        """What identifies the model (and runtime) the vectors come from."""
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        """Length of every vector (384 for all-MiniLM-L6-v2)."""
-        return self._dimension
-
-    def _encode(self, texts: list[str]) -> Vectors:
-        """Unit-length float32 rows of ``texts`` (one batch)."""
-        raise NotImplementedError
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length float32 vectors of ``texts``, in order (cached ones not computed
-        again)."""
-        import numpy as np
-
-        wanted = list(texts)
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in wanted if t not in self._cache))
-            if missing:
-                for text, row in zip(missing, self._encode(missing), strict=True):
-                    self._cache[text] = np.asarray(row, dtype=np.float32)
-            rows = []
-            for text in wanted:
-                self._cache.move_to_end(text)
-                rows.append(self._cache[text])
-            while len(self._cache) > _CACHED_TEXTS:
-                self._cache.popitem(last=False)
-        if not rows:
-            return np.zeros((0, self._dimension), dtype=np.float32)
-        return np.vstack(rows).astype(np.float32, copy=False)
 
 
 class SentenceTransformerProvider(CachingEmbedder):

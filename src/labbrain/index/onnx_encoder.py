@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from labbrain.errors import SemanticUnavailable
 from labbrain.index.bert_graph import prepare_model, read_shape
-from labbrain.index.embeddings import CachingEmbedder
+from labbrain.index.cached_embedder import CachingEmbedder
 
 if TYPE_CHECKING:
-    from labbrain.index.embeddings import Vectors
+    from labbrain.index.cached_embedder import Vectors
 
 
 def encoder_id(model_id: str, max_tokens: int) -> str:
