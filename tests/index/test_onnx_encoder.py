@@ -18,7 +18,7 @@ import pytest
 
 from conftest import require, settings_for
 from labbrain.errors import SemanticUnavailable
-from labbrain.index import embeddings
+from labbrain.index import embeddings, ort_runtime
 from labbrain.index.bert_graph import prepare_model, read_shape
 from labbrain.index.embeddings import configured_model_id, packaged_model_dir, provider_for
 from labbrain.index.onnx_encoder import OnnxProvider, encoder_id
@@ -85,8 +85,7 @@ def torch_vectors(reference: object, texts: list[str], max_tokens: int) -> np.nd
 
 def fp32_provider(model_dir: Path, cache: Path, max_tokens: int) -> OnnxProvider:
     provider = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=max_tokens)
-    import onnxruntime
-
+    onnxruntime = ort_runtime.load()
     path = prepare_model(model_dir, cache, quantize=False)
     provider._session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     return provider
@@ -221,7 +220,7 @@ def test_vectors_carry_the_runtime_and_the_cut_in_their_model_id(
 
 
 @pytest.mark.subprocess
-def test_the_onnx_runtime_does_not_import_pytorch(tmp_path: Path) -> None:
+def test_the_onnx_runtime_imports_no_pytorch_and_writes_no_telemetry(tmp_path: Path) -> None:
     import subprocess
     import sys
 
@@ -234,12 +233,22 @@ def test_the_onnx_runtime_does_not_import_pytorch(tmp_path: Path) -> None:
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers')"
         " if m in sys.modules))\n"
     )
-    env = dict(os.environ, LABBRAIN_CACHE_DIR=str(tmp_path))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(
+        os.environ,
+        LABBRAIN_CACHE_DIR=str(tmp_path / "labbrain"),
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+    )
+    env.pop("ORT_DISABLE_TELEMETRY", None)
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+    # The runtime's telemetry is off: no device id or event database in the user's folders.
+    assert [p.relative_to(home) for p in home.rglob("*")] == []
 
 
 def test_a_model_in_the_local_model_cache_is_found_by_name(

@@ -322,6 +322,9 @@ def prepare_model(model_dir: Path, cache_dir: Path, *, quantize: bool = True) ->
         if quantize:
             import logging
 
+            from labbrain.index import ort_runtime
+
+            ort_runtime.load()
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
             built = Path(work) / "int8.onnx"

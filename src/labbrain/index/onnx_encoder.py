@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labbrain.errors import SemanticUnavailable
+from labbrain.index import ort_runtime
 from labbrain.index.bert_graph import prepare_model, read_shape
 from labbrain.index.cached_embedder import CachingEmbedder
 
@@ -44,8 +45,9 @@ class OnnxProvider(CachingEmbedder):
         max_tokens: int = 128,
         threads: int | None = None,
     ) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
+
+        onnxruntime = ort_runtime.load()
 
         super().__init__()
         shape = read_shape(model_dir)
