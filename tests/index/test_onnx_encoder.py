@@ -7,6 +7,7 @@ neighbours.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,8 +19,8 @@ import pytest
 
 from conftest import require, settings_for
 from labbrain.errors import SemanticUnavailable
-from labbrain.index import embeddings, ort_runtime
-from labbrain.index.bert_graph import prepare_model, read_shape
+from labbrain.index import bert_graph, embeddings, ort_runtime
+from labbrain.index.bert_graph import GRAPH_VERSION, prepare_model, read_shape, remembered_digest
 from labbrain.index.embeddings import configured_model_id, packaged_model_dir, provider_for
 from labbrain.index.onnx_encoder import OnnxProvider, encoder_id
 
@@ -151,8 +152,50 @@ def test_the_encoder_is_built_once_and_kept(model_dir: Path, tmp_path: Path) -> 
     stamp = first.stat().st_mtime_ns
     again = prepare_model(model_dir, cache)
     assert again == first and again.stat().st_mtime_ns == stamp
-    assert [p.name for p in cache.iterdir()] == [first.name]  # no build folder left
+    # no build folder left; the weights' digest remembered beside the encoder
+    assert sorted(p.name for p in cache.iterdir()) == sorted([first.name, "digests"])
     assert first.stat().st_size < 30_000_000  # int8: about a quarter of the 90 MB weights
+
+
+def test_the_weights_digest_is_remembered_until_a_file_changes(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    cache = tmp_path / "encoders"
+    content = hashlib.sha256(GRAPH_VERSION.encode("ascii"))
+    for name in ("config.json", "modules.json", "model.safetensors"):
+        if (copy / name).is_file():
+            content.update((copy / name).read_bytes())
+    assert remembered_digest(copy, cache) == content.hexdigest()
+    computed = bert_graph.weights_digest
+    calls: list[Path] = []
+
+    def counting(folder: Path) -> str:
+        calls.append(folder)
+        return computed(folder)
+
+    monkeypatch.setattr(bert_graph, "weights_digest", counting)
+    assert remembered_digest(copy, cache) == content.hexdigest()
+    assert calls == []  # read back, not hashed again
+    config = copy / "config.json"
+    config.write_text(config.read_text().replace("{", '{"note": "edited", ', 1))
+    changed = remembered_digest(copy, cache)
+    assert calls == [copy] and changed != content.hexdigest()
+    assert changed == computed(copy)
+
+
+def test_an_unusable_digest_memo_only_costs_the_hashing(model_dir: Path, tmp_path: Path) -> None:
+    expected = bert_graph.weights_digest(model_dir)
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert remembered_digest(model_dir, blocked) == expected  # the memo cannot be written
+    cache = tmp_path / "encoders"
+    assert remembered_digest(model_dir, cache) == expected
+    (memo,) = (cache / "digests").iterdir()
+    memo.write_text("garbage")
+    assert remembered_digest(model_dir, cache) == expected
+    assert memo.read_text() == expected  # written again
 
 
 def test_other_weights_build_another_encoder(model_dir: Path, tmp_path: Path) -> None:

@@ -15,11 +15,13 @@ position embeddings.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,16 +117,51 @@ def _unsupported(model_dir: Path, what: str) -> SemanticUnavailable:
     )
 
 
+DIGESTED_FILES = ("config.json", "modules.json", WEIGHTS_FILE)
+
+
 def weights_digest(model_dir: Path) -> str:
     """SHA-256 of the weights file, the model's configuration and the graph version."""
     digest = hashlib.sha256(GRAPH_VERSION.encode("ascii"))
-    for name in ("config.json", "modules.json", WEIGHTS_FILE):
+    for name in DIGESTED_FILES:
         path = model_dir / name
         if path.is_file():
             with path.open("rb") as handle:
                 for block in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(block)
     return digest.hexdigest()
+
+
+def remembered_digest(model_dir: Path, cache_dir: Path) -> str:
+    """:func:`weights_digest` of ``model_dir``, read from ``cache_dir/digests`` when the same
+    files (path, size, modification time, inode) were digested before, else computed (hashing
+    90 MB of weights takes ~70 ms at every start) and remembered there atomically. A file that
+    changes gets a new modification time and so a new digest; an unwritable cache only costs
+    the hashing."""
+    stamp = hashlib.sha256(GRAPH_VERSION.encode("ascii"))
+    for name in DIGESTED_FILES:
+        path = model_dir / name
+        if path.is_file():
+            info = path.stat()
+            fields = (str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino)
+            stamp.update(repr(fields).encode("utf-8"))
+    memo = cache_dir / "digests" / f"{stamp.hexdigest()[:32]}.sha256"
+    try:
+        known = memo.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        known = ""
+    if len(known) == 64 and all(c in "0123456789abcdef" for c in known):
+        return known
+    digest = weights_digest(model_dir)
+    partial = memo.with_name(f".{memo.name}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(digest, encoding="ascii")
+        os.replace(partial, memo)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+    return digest
 
 
 class _Graph:
@@ -307,7 +344,8 @@ def prepare_model(model_dir: Path, cache_dir: Path, *, quantize: bool = True) ->
     """The path of the ONNX encoder for ``model_dir`` (int8 unless ``quantize`` is false),
     built and written into ``cache_dir`` on first use (atomically: a crashed build leaves
     nothing that a later call would read)."""
-    name = f"encoder-{weights_digest(model_dir)[:20]}-{'int8' if quantize else 'fp32'}.onnx"
+    digest = remembered_digest(model_dir, cache_dir)
+    name = f"encoder-{digest[:20]}-{'int8' if quantize else 'fp32'}.onnx"
     target = cache_dir / name
     if target.is_file():
         return target
