@@ -18,8 +18,8 @@ and then, on each store, the median of 20 ``stats()`` calls (four template queri
 20 ``get_node`` tool calls. Methods rotate between rounds. Results go to ``remote.json`` in
 ``bench/results/``.
 
-This script writes the whole of ``bench/results/remote.md`` (:func:`write_markdown`): its own
-section from ``remote.json``, and the 1,000,000-node section from the
+This script writes the whole of ``bench/results/remote.md`` (``remote_report.write_markdown``):
+its own section from ``remote.json``, and the 1,000,000-node section from the
 ``remote-scale-BACKEND.json`` files that ``bench_scale.py --backend BACKEND`` writes (the
 MCP read tools over ten labs loaded into an Oxigraph or a Virtuoso server, and the embedded
 store for comparison). ``--render`` writes ``remote.md`` again from those files alone.
@@ -43,7 +43,7 @@ import sysconfig
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -54,14 +54,13 @@ BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
 RESULTS_DIR = BENCH_DIR / "results"
 OXIGRAPH = Path(sysconfig.get_path("scripts")) / "oxigraph"
-METHODS = ("embedded", "remote gsp", "remote insert")
-READS = 20
 
 sys.path.insert(0, str(BENCH_DIR))
 from generate import write_export  # noqa: E402
 from labbrain.core import LabBrain  # noqa: E402
 from labbrain.discourse.reader import DiscourseReader  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
+from remote_report import METHODS, READS, write_markdown  # noqa: E402
 
 
 def _free_port() -> int:
@@ -192,11 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _median(rows: list[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in rows if key in r]
-    return statistics.median(values) if values else None
-
-
 def write_results(
     rows: list[dict[str, Any]], args: argparse.Namespace, seconds: float, load: tuple[float, ...]
 ) -> None:
@@ -223,85 +217,6 @@ def write_results(
     }
     (RESULTS_DIR / "remote.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     write_markdown(RESULTS_DIR)
-
-
-def section_lines(data: Mapping[str, Any]) -> list[str]:
-    """This script's section of ``remote.md`` from ``remote.json``: the run, the table, the
-    method."""
-    rows: list[dict[str, Any]] = data["rows"]
-    lines = ["## Loads and two reads at 1,000 and 20,000 nodes (`bench_remote.py`)", ""]
-    if "machine" in data:
-        m, v = data["machine"], data["versions"]
-        lines += [
-            f"- Date: {data['finished']}; {data['seconds']:.0f} s in all",
-            f"- Command: `{data['command']}`",
-            f"- Machine: {m['cpu']}, {m['cores']} cores; {m['platform']}; Python "
-            f"{m['python']}; load average at start "
-            f"{' '.join(f'{x:.2f}' for x in data['loadavg_start'])}",
-            f"- Versions: labbrain {v['labbrain']}, pyoxigraph {v['pyoxigraph']}, "
-            f"oxigraph server {v['oxigraph']}; server and client on one machine (loopback)",
-            "",
-        ]
-    lines += [
-        "| N | method | rounds | quads | load s (median) | vs embedded | reload s | "
-        "stats() ms | get_node ms |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for n in sorted({r["n"] for r in rows}):
-        base = _median([r for r in rows if r["n"] == n and r["method"] == "embedded"], "seconds")
-        for method in METHODS:
-            chosen = [r for r in rows if r["n"] == n and r["method"] == method]
-            if not chosen:
-                continue
-            load_s = _median(chosen, "seconds") or 0.0
-            reload_s = _median(chosen, "reload_seconds")
-            lines.append(
-                f"| {n:,} | {method} | {len(chosen)} | {chosen[0]['quads']:,} | {load_s:.2f} | "
-                f"{load_s / base if base else 0:.1f}x | "
-                f"{'' if reload_s is None else f'{reload_s:.2f}'} | "
-                f"{_median(chosen, 'stats_ms'):.1f} | {_median(chosen, 'get_node_ms'):.1f} |"
-            )
-    lines += [
-        "",
-        "Medians over rounds, timed in one process around `LabBrain.load` (parse, analysis, "
-        "index, and for the remote store the staging writes and the commit) and around the "
-        f"reads ({READS} calls each, median). The remote stores are fresh `oxigraph serve` "
-        "processes over empty directories. Timings compare only within this run.",
-    ]
-    return lines
-
-
-def write_markdown(results_dir: Path) -> str:
-    """Write ``remote.md`` in ``results_dir`` from the JSON results there: this script's
-    ``remote.json`` and the ``remote-scale-BACKEND.json`` of ``bench_scale.py --backend``
-    (each section only when its results exist); return the text."""
-    lines = [
-        "# Remote store benchmark",
-        "",
-        "labbrain's remote backend (`--endpoint`, `--gsp-endpoint`) against the embedded "
-        "store: loads and two reads at 1,000 and 20,000 nodes on an Oxigraph server "
-        "(`bench/bench_remote.py`), and the MCP read tools at 1,000,000 nodes on an Oxigraph "
-        "and a Virtuoso server (`bench/bench_scale.py --backend`). This file is written by "
-        "both scripts from their JSON results (`python bench/bench_remote.py --render` writes "
-        "it again); see `bench/README.md`.",
-    ]
-    small = results_dir / "remote.json"
-    if small.is_file():
-        data = json.loads(small.read_text(encoding="utf-8"))
-        if isinstance(data, list):  # an older remote.json: the rows alone
-            data = {"rows": data}
-        lines += ["", *section_lines(data)]
-    scale = {
-        path.stem.removeprefix("remote-scale-"): json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(results_dir.glob("remote-scale-*.json"))
-    }
-    if scale:
-        from bench_scale import remote_scale_lines
-
-        lines += ["", *remote_scale_lines(scale)]
-    text = "\n".join(lines) + "\n"
-    (results_dir / "remote.md").write_text(text, encoding="utf-8")
-    return text
 
 
 if __name__ == "__main__":

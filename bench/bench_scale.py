@@ -33,15 +33,15 @@ pool). Every ``labbrain`` child then selects the store with ``--endpoint QUERY_U
 store's local text index lives, so that it is measured); the server's database directory and
 that index are the store's size, the server's VmHWM its peak RSS. The result goes to
 ``remote-scale-BACKEND.json`` (scale.md, scale.json and the chart are left alone), and
-``remote.md`` is written again from the results there (``bench_remote.write_markdown``).
+``remote.md`` is written again from the results there (``remote_report.write_markdown``).
 
 Usage::
 
     python bench/bench_scale.py                                   # the official run
-    python bench/bench_scale.py --exports-dir /work/benchdata/m1  # parts already generated
+    python bench/bench_scale.py --exports-dir ~/labbrain-bench/m1  # parts already generated
     python bench/bench_scale.py --parts 2 --part-size 2000 --calls 5 --results-dir /tmp/r
     python bench/bench_scale.py --render bench/results/scale.json  # scale.md and chart again
-    python bench/bench_scale.py --exports-dir /work/benchdata/m1 --tmp-dir /work/benchdata \\
+    python bench/bench_scale.py --exports-dir ~/labbrain-bench/m1 --tmp-dir ~/labbrain-bench \\
         --backend virtuoso                                        # one store for remote.md
     python bench/bench_scale.py --render-remote                   # remote.md again
 """
@@ -55,7 +55,6 @@ import resource
 import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -102,7 +101,8 @@ from bench_mcp import (  # noqa: E402
     write_chart,
     write_floor_server,
 )
-from bench_remote import OXIGRAPH, oxigraph_server, write_markdown  # noqa: E402
+from bench_remote import OXIGRAPH, oxigraph_server  # noqa: E402
+from remote_report import BACKENDS, WRITE_TIMEOUT_S, remote_scale_lines, write_markdown  # noqa: E402
 
 OUT_DIR = BENCH_DIR / "out"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -138,13 +138,6 @@ DATASETS_QUERY = """SELECT ?slug ?quads ?nodes ?sourceDigest ?loadedAt WHERE {
   }
 } ORDER BY ?slug"""
 """The load record of every dataset (as ``queries/datasets.rq``, fewer columns)."""
-
-BACKENDS: tuple[str, ...] = ("embedded", "oxigraph", "virtuoso")
-"""The stores ``--backend`` measures, in ``remote.md``'s order."""
-
-WRITE_TIMEOUT_S = 7200
-"""``LABBRAIN_ENDPOINT_WRITE_TIMEOUT_SECONDS`` of the remote loads (labbrain's default is
-3600): a part carries some 1.5 million quads, and a commit may copy them all once more."""
 
 VIRTUOSO_BUFFERS = (680_000, 500_000)
 """Virtuoso's ``NumberOfBuffers`` and ``MaxDirtyBuffers`` (8 KB pages: 5.6 GB and 4.1 GB)
@@ -1107,268 +1100,8 @@ def render_markdown(result: Record, mcp: Record | None) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# remote.md: the three stores side by side (bench_remote.write_markdown writes the file)
+# remote.md: this run's JSON, then the whole file again (remote_report.write_markdown)
 # --------------------------------------------------------------------------------------------
-
-STORE_LABEL = {
-    "embedded": "embedded (`--store`)",
-    "oxigraph": "Oxigraph server (`--endpoint`)",
-    "virtuoso": "Virtuoso (`--endpoint`)",
-}
-
-
-def _mb(size: Record, *names: str) -> float | None:
-    """The bytes on disk of the named parts of a store size, in MB (None if none is there)."""
-    found = [size[name]["bytes"] for name in names if name in size]
-    return sum(found) / MB if found else None
-
-
-def _quads(result: Record) -> int:
-    return sum(d["quads"] for d in result["datasets"])
-
-
-def _loaders_peak(result: Record) -> float | None:
-    loads = result["loads"]
-    if not loads:
-        return None
-    peak = loads[-1]["loaders_peak_rss_mb_so_far"]
-    return peak if peak > result.get("children_peak_rss_mb_before_loads", 0) else None
-
-
-def remote_run_lines(backend: str, result: Record) -> list[str]:
-    """One bullet on one store's run: when, how, on which source, and its warnings."""
-    o = result["options"]
-    server = result.get("server")
-    what = f"{server['name']} ({server['version']}); " if server else ""
-    line = (
-        f"- {STORE_LABEL.get(backend, backend)}: {what}{result['started']}, "
-        f"{result['elapsed_seconds']:.0f} s in all; `{result['command']}`; labbrain "
-        f"{_describe(result['source'])}; {o['calls']} calls per case, {o['starts']} starts; "
-        f"load average at start {result['loadavg_start']}, before the MCP servers "
-        f"{result['loadavg_before_servers']}, at end {result['loadavg_end']}"
-    )
-    if server and server["settings"]:
-        line += "; " + ", ".join(f"{k} = {v:,}" for k, v in server["settings"].items())
-    if result.get("checkpoint_seconds") is not None:
-        line += f"; sized after a `checkpoint` ({result['checkpoint_seconds']:.1f} s)"
-    lines = [line]
-    revisions = result["labbrain_source"]
-    before, after = revisions.get("before"), revisions.get("after")
-    if before is not None and after is not None and before != after:
-        lines.append(
-            f"  - Warning: the labbrain source changed during labbrain's session "
-            f"({_describe(before)} before, {_describe(after)} after)"
-        )
-    if o["store_reused"]:
-        lines.append("  - Warning: the store was reused (`--store`): the load was not measured")
-    lines += [f"  - Warning: {problem}" for problem in result["store_problems"]]
-    return lines
-
-
-def remote_load_rows(results: dict[str, Record]) -> list[list[str]]:
-    """One row per store: load time, throughput, size on disk, peak RSS."""
-    rows = []
-    for backend, result in results.items():
-        loads = result["loads"] or []
-        seconds = [load["seconds"] for load in loads]
-        total = sum(seconds) if seconds else None
-        quads = _quads(result)
-        size = result["store_size"]
-        if result.get("server"):
-            store_mb, index_mb = _mb(size, "server"), _mb(size, "local index")
-        else:
-            store_mb, index_mb = _mb(size, "oxigraph"), _mb(size, "index.sqlite", "index.fulltext")
-        per_part = (
-            f"{min(seconds):.1f} / {statistics.median(seconds):.1f} / {max(seconds):.1f}"
-            if seconds
-            else "—"
-        )
-        rows.append(
-            [
-                STORE_LABEL.get(backend, backend),
-                f"{result['nodes']:,}",
-                f"{quads:,}",
-                f"**{total:,.1f}**" if total else "—",
-                per_part,
-                f"**{quads / total:,.0f}**" if total else "—",
-                _fmt(store_mb, ",.0f"),
-                _fmt(index_mb, ",.0f"),
-                _fmt(_mb(size, "total"), ",.0f"),
-                _fmt(_loaders_peak(result), ",.0f"),
-                _fmt(result.get("server_peak_rss_mb"), ",.0f"),
-            ]
-        )
-    return rows
-
-
-REMOTE_LOAD_COLUMNS: tuple[str, ...] = (
-    "store",
-    "nodes",
-    "quads",
-    "load s (sum of parts)",
-    "load s per part (min / median / max)",
-    "quads/s",
-    "RDF store MB",
-    "text index MB",
-    "total MB",
-    "loaders' peak RSS MB",
-    "SPARQL server peak RSS MB",
-)
-
-
-def remote_part_lines(results: dict[str, Record]) -> list[str]:
-    """Seconds per part and store, with the parts' quads (as the first store records them)."""
-    first = next(iter(results.values()))
-    datasets = {d["slug"]: d for d in first["datasets"]}
-    columns = ["part", "file MB", "quads", *(f"{backend} s" for backend in results)]
-    rows = []
-    for index, part in enumerate(first["parts"]):
-        cells = [
-            part["graph"],
-            _fmt(part["bytes"], ",.0f", 1 / MB),
-            f"{datasets.get(part['graph'], {}).get('quads', 0):,}",
-        ]
-        for result in results.values():
-            loads = result["loads"] or []
-            cells.append(_fmt(loads[index]["seconds"] if index < len(loads) else None, ".1f"))
-        rows.append(cells)
-    return _left(columns, rows)
-
-
-def remote_tool_lines(results: dict[str, Record]) -> list[str]:
-    """p50 and p95 per case and store, the floor, and each MCP server's start and RSS."""
-    columns = ["tool"] + [f"{b} {q} ms" for b in results for q in ("p50", "p95")]
-    rows = []
-    for key, _, _ in CASES:
-        cells = [_case_name(key)]
-        for result in results.values():
-            s = result["summary"]["labbrain"]["tools"].get(key, {})
-            cells += [_fmt(s.get("p50_s"), ".1f", 1000), _fmt(s.get("p95_s"), ".1f", 1000)]
-        rows.append(cells)
-    floor = [f"floor: `{FLOOR_TOOL}` (constant answer)"]
-    for result in results.values():
-        s = result["summary"]["floor"]["tools"].get(FLOOR_TOOL, {})
-        floor += [_fmt(s.get("p50_s"), ".2f", 1000), _fmt(s.get("p95_s"), ".2f", 1000)]
-    rows.append(floor)
-    server_rows = []
-    for backend, result in results.items():
-        lb = result["summary"]["labbrain"]
-        tools = lb["tools"].values()
-        server_rows.append(
-            [
-                STORE_LABEL.get(backend, backend),
-                _fmt(lb["start_median_s"], ".2f"),
-                f"{lb['failed_starts']} of {lb['starts']}",
-                _fmt(lb["peak_rss_mb"], ",.0f"),
-                str(sum(t["errors"] for t in tools)),
-                str(sum(t["cut"] for t in tools)),
-            ]
-        )
-    server_columns = (
-        "store",
-        "start-to-first-answer s (median)",
-        "failed starts",
-        "MCP server peak RSS MB",
-        "errors",
-        "answers cut short",
-    )
-    errors = [
-        (backend, key, stats["error_samples"])
-        for backend, result in results.items()
-        for key, stats in result["summary"]["labbrain"]["tools"].items()
-        if stats["errors"]
-    ]
-    lines = [*_left(columns, rows), "", *_left(server_columns, server_rows)]
-    if errors:
-        lines += ["", "Errors (first samples):", ""]
-        lines += [f"- {backend}, `{key}`: " + "; ".join(s) for backend, key, s in errors]
-    return lines
-
-
-def remote_scale_lines(results: dict[str, Record]) -> list[str]:
-    """``remote.md``'s section on the ``remote-scale-BACKEND.json`` results (by backend): the
-    machine, each store's run, load and store, and the MCP read tools, side by side."""
-    ordered = {b: results[b] for b in BACKENDS if b in results}
-    ordered |= {b: r for b, r in results.items() if b not in ordered}
-    first = next(iter(ordered.values()))
-    o = first["options"]
-    m = first["machine"]
-    v = m["versions"]
-    ram = f"{m['ram_gb']:.1f} GB" if m["ram_gb"] else "unknown"
-    lines = [
-        f"## The MCP read tools at {first['n']:,} nodes: embedded, Oxigraph server, Virtuoso "
-        "(`bench_scale.py --backend`)",
-        "",
-        f"- Machine: {m['cpu']}; {m['cores']} cores ({m['usable_cores']} usable); RAM {ram}; "
-        f"{m['os']}; Python {m['python']}; servers and clients on one machine (loopback)",
-        f"- labbrain {v['labbrain']}, pyoxigraph {v['pyoxigraph']}, mcp {v['mcp']}",
-    ]
-    machines = {json.dumps(r["machine"], sort_keys=True) for r in ordered.values()}
-    if len(machines) > 1:
-        lines.append("- Warning: the stores ran on different machines or versions (see the JSON)")
-    missing = [b for b in BACKENDS if b not in ordered]
-    if missing:
-        lines.append(
-            "- No result (not run, or the run failed; a failed run writes none): "
-            + ", ".join(f"`--backend {b}`" for b in missing)
-        )
-    for backend, result in ordered.items():
-        lines += remote_run_lines(backend, result)
-        if result["n"] != first["n"] or result["options"]["calls"] != o["calls"]:
-            lines.append(
-                f"  - Warning: {result['n']:,} nodes and {result['options']['calls']} "
-                "calls per case, unlike the first store"
-            )
-    lines += [
-        "",
-        f"**What this is.** `bench_scale.py`'s run (see `scale.md`) on each store: "
-        f"{first['n']:,} nodes as {o['parts']} exports of {o['part_size']:,} nodes "
-        f"({o['parts']} labs, `generate.py --seed S --graph lab-I`), each loaded with "
-        "`labbrain OPTIONS load FILE` in its own process, one after the other into one store, "
-        "then `labbrain OPTIONS mcp` "
-        f"(`DATA_PATH` = lab-0's export, already loaded) started {o['starts']} times and driven "
-        f"by `bench_mcp.py`'s client with its cases, {o['calls']} calls per case, arguments "
-        "drawn from lab-0. OPTIONS is `--store DIR` (embedded) or `--endpoint QUERY_URL "
-        "--gsp-endpoint GSP_URL` (remote: each part goes by Graph Store Protocol POSTs into a "
-        "staging graph, then one update moves it into place). The servers are fresh "
-        "processes on 127.0.0.1 over empty directories: `oxigraph serve` (queries `/query`, "
-        "updates `/update`, Graph Store `/store`) and Debian's `virtuoso-t` (`/sparql`, "
-        "`/sparql-graph-crud`; started as `tests/virtuoso_server.py` starts the tests' server, "
-        "with the buffers and limits above). Every labbrain child runs without outside "
-        "`LABBRAIN_*` settings, with `LABBRAIN_ENDPOINT_WRITE_TIMEOUT_SECONDS` = "
-        f"{WRITE_TIMEOUT_S} for a remote store, and with `XDG_DATA_HOME` in the run's "
-        "directory, where a remote store keeps its local text index "
-        "(`labbrain/remote/HASH/`); the MCP server keeps labbrain's default "
-        "`LABBRAIN_ENDPOINT_INDEX_REFRESH_SECONDS` (it rechecks the load records at most "
-        "every 5 s).",
-        "",
-        "### Load and store",
-        "",
-        "Load time is timed around each `labbrain load` process (start-up included) and summed "
-        "over the parts; quads are the datasets' as labbrain records them. RDF store: the "
-        "store's Oxigraph directory (embedded) or the server's whole database directory "
-        "(remote; Virtuoso's log, transaction and temporary files included); text index: "
-        "`index.sqlite` and `index.fulltext` (embedded) or the whole local index directory "
-        "(remote); total: the store directory (embedded) or both (remote); MB on disk "
-        "(blocks allocated), 10^6 bytes. Loaders' peak RSS: the largest `labbrain load` "
-        "process; SPARQL server peak RSS: the server's VmHWM at the end (Virtuoso's holds its "
-        "buffer pool, up to NumberOfBuffers × 8 KB; embedded: the store lives in the loader "
-        "and in the MCP server).",
-        "",
-        *_left(REMOTE_LOAD_COLUMNS, remote_load_rows(ordered)),
-        "",
-        "Load seconds per part:",
-        "",
-        *remote_part_lines(ordered),
-        "",
-        "### MCP read tools",
-        "",
-        "Each call timed around `client.call_tool` in one client process (p95 interpolated "
-        "between ranks); the floor is `bench_mcp.py`'s trivial server in the same run.",
-        "",
-        *remote_tool_lines(ordered),
-    ]
-    return lines
 
 
 def write_remote_results(result: Record, results_dir: Path) -> Path:
@@ -1387,7 +1120,7 @@ EPILOG = """\
 official run (loads the ten parts into a fresh store under --tmp-dir, which needs
 some 15 GB free; run it on a quiet machine):
 
-  python bench/bench_scale.py --exports-dir /work/benchdata/m1 --tmp-dir /work/benchdata
+  python bench/bench_scale.py --exports-dir ~/labbrain-bench/m1 --tmp-dir ~/labbrain-bench
 
   or, generating the parts into bench/out/scale-100000/ first:
 
@@ -1395,7 +1128,7 @@ some 15 GB free; run it on a quiet machine):
 
 development only (reuses a loaded store; the load is not measured and the report says so):
 
-  python bench/bench_scale.py --store /work/benchdata/m1/store --exports-dir /work/benchdata/m1
+  python bench/bench_scale.py --store ~/labbrain-bench/m1/store --exports-dir ~/labbrain-bench/m1
   python bench/bench_scale.py --parts 2 --part-size 2000 --calls 5 --results-dir /tmp/scale
 
 re-render scale.md and the chart from a result:
@@ -1406,7 +1139,7 @@ the same run on each of three stores, for remote.md (each writes
 bench/results/remote-scale-BACKEND.json and remote.md again; the servers' database
 directories go under --tmp-dir, Virtuoso's buffers take some 6 GB of RAM):
 
-  python bench/bench_scale.py --exports-dir /work/benchdata/m1 --tmp-dir /work/benchdata \\
+  python bench/bench_scale.py --exports-dir ~/labbrain-bench/m1 --tmp-dir ~/labbrain-bench \\
       --backend embedded                          # then oxigraph, then virtuoso
   python bench/bench_scale.py --render-remote     # remote.md again from the JSON results
 """

@@ -50,6 +50,18 @@ def stored() -> Iterator[tuple[VectorIndex, list[tuple[str, str]], np.ndarray]]:
     index.close()
 
 
+@pytest.fixture
+def int8_stored(
+    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[VectorIndex, list[tuple[str, str]], np.ndarray]:
+    """The stored index with :data:`~labbrain.index.vectors.LARGE` at 1, so that its matrix,
+    loaded again, is int8."""
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    stored[0]._matrix = None
+    return stored
+
+
 def exact(
     keys: list[tuple[str, str]], rows: np.ndarray, query: np.ndarray, keep: set[int] | None = None
 ) -> list[tuple[tuple[str, str], float]]:
@@ -69,12 +81,9 @@ def queries(rows: np.ndarray) -> list[np.ndarray]:
 
 
 def test_the_int8_search_finds_what_the_exact_one_finds(
-    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
-    monkeypatch: pytest.MonkeyPatch,
+    int8_stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
 ) -> None:
-    index, keys, rows = stored
-    monkeypatch.setattr(vectors_module, "LARGE", 1)
-    index._matrix = None
+    index, keys, rows = int8_stored
     assert index._loaded()[1].dtype == np.int8
     for query in queries(rows):
         truth = exact(keys, rows, query)
@@ -90,12 +99,9 @@ def test_the_int8_search_finds_what_the_exact_one_finds(
 
 
 def test_the_int8_search_keeps_the_filters(
-    stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
-    monkeypatch: pytest.MonkeyPatch,
+    int8_stored: tuple[VectorIndex, list[tuple[str, str]], np.ndarray],
 ) -> None:
-    index, keys, rows = stored
-    monkeypatch.setattr(vectors_module, "LARGE", 1)
-    index._matrix = None
+    index, keys, rows = int8_stored
     query = queries(rows)[0]
     in_b = index.search(query, limit=5, graphs=[GRAPHS[1]])
     truth_b = exact(keys, rows, query, {i for i, k in enumerate(keys) if k[0] == GRAPHS[1]})
