@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner, Result
 from mcp import Client
 
-from conftest import REAL, SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
+from conftest import REAL, ROOT, SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
 from labbrain import cli
 from labbrain.agent.claims.paths import PropositionPaths
 from labbrain.agent.claims.propositions import Propositions
@@ -40,7 +40,7 @@ from labbrain.index.embeddings import (
     packaged_model_dir,
     provider_for,
 )
-from labbrain.index.hybrid import fuse
+from labbrain.index.hybrid import fuse, link_rerank
 from labbrain.index.text import IndexedNode, SearchHit
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text
 from labbrain.install import install_command
@@ -242,6 +242,9 @@ def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
     """The documented fusion, on lists made by hand: a node scores the sum over the lists it
     is in of weight / (1 + rank), with weight 1 for keyword and 0.5 for semantic."""
     assert (hybrid.RRF_K, hybrid.SEMANTIC_WEIGHT) == (1, 0.5)  # bench/results/fusion.md
+    tuned = json.loads((ROOT / "bench" / "results" / "fusion.json").read_text())["chosen"]
+    shipped = (hybrid.RRF_K, hybrid.SEMANTIC_WEIGHT, hybrid.LINK_WEIGHT, hybrid.LINK_DEPTH)
+    assert shipped == (tuned["k"], tuned["weight"], tuned["link_weight"], tuned["link_depth"])
     a, b, c, d = (node(uid) for uid in "abcd")
     keyword = [SearchHit(a, "ka", 3.0), SearchHit(c, "kc", 2.0), SearchHit(b, "kb", 1.0)]
     semantic = [SearchHit(c, "sc", 0.9), SearchHit(d, "sd", 0.8)]
@@ -260,6 +263,66 @@ def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
 
 def node(uid: str) -> IndexedNode:
     return IndexedNode(SAMPLE_GRAPH, f"urn:x:{uid}", uid, uid, "Claim", None, None, None, 0)
+
+
+def test_link_rerank_lifts_the_neighbours_of_the_best_hits() -> None:
+    """A hit linked to one of the best ``depth`` hits gains weight x that hit's score; links
+    to hits past ``depth``, to itself or in another dataset add nothing."""
+    a, b, c, d, e = (node(uid) for uid in "abcde")
+    far = IndexedNode("urn:other", e.iri, "f", "f", "Claim", None, None, None, 0)
+    scores = (5, 4, 3, 2, 1, 0.5)
+    hits = [SearchHit(n, n.uid, v) for n, v in zip((a, b, c, d, e, far), scores, strict=True)]
+    links = {
+        (SAMPLE_GRAPH, d.iri): {a.iri, b.iri},  # the best linked hit counts: +1 x 5
+        (SAMPLE_GRAPH, a.iri): {a.iri},  # a link to itself: nothing
+        (SAMPLE_GRAPH, e.iri): {c.iri},  # c is past depth 2: nothing
+        (SAMPLE_GRAPH, c.iri): {"urn:x:gone"},  # a node not among the hits
+        ("urn:other", far.iri): {b.iri},  # another dataset's node with the same IRI
+    }
+    ranked = link_rerank(hits, links, weight=1.0, depth=2)
+    assert [(h.node.uid, h.score) for h in ranked] == [
+        ("d", 7.0),
+        ("a", 5.0),
+        ("b", 4.0),
+        ("c", 3.0),
+        ("e", 1.0),
+        ("f", 0.5),
+    ]
+    assert [h.snippet for h in ranked] == ["d", "a", "b", "c", "e", "f"]
+    halved = link_rerank(hits, links, weight=0.5, depth=2)
+    assert [(h.node.uid, h.score) for h in halved][:2] == [("a", 5.0), ("d", 4.5)]
+    assert link_rerank(hits, links, weight=0.0, depth=2) == hits
+    deeper = link_rerank(hits, links, weight=1.0, depth=3)  # c (3) is now in reach of e
+    assert dict((h.node.uid, h.score) for h in deeper)["e"] == 4.0
+    tied = link_rerank([SearchHit(b, "", 1), SearchHit(a, "", 1)], {}, weight=1.0)
+    assert [h.node.uid for h in tied] == ["b", "a"]  # equal scores keep their order
+
+
+def test_hybrid_search_lifts_a_node_linked_to_the_best_hit(
+    sample_brain: LabBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hybrid search re-ranks the fused list by the dataset's links (read from the index)."""
+    claims, _ = sample_brain.index.nodes(graphs=[SAMPLE_GRAPH], limit=1000)
+    linked = sample_brain.index.links_of(SAMPLE_GRAPH, [n.iri for n in claims])
+    by_iri = {n.iri: n for n in claims}
+    top, neighbour = next(
+        (by_iri[iri], by_iri[other.other])
+        for iri, links in linked.items()
+        for other in links
+        if other.other in by_iri and other.other != iri
+    )
+    strangers = [n for n in claims if not linked[n.iri] and n.iri != top.iri][:2]
+    assert len(strangers) == 2
+    keyword = [SearchHit(top, "", 9.0)]
+    semantic = [SearchHit(n, "", 0.5) for n in [*strangers, neighbour]]
+    monkeypatch.setattr(sample_brain.index, "search", lambda *args, **kwargs: keyword)
+    monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
+    found = sample_brain.search("anything", mode="hybrid", limit=10).hits
+    order = [hit.node.iri for hit in found]
+    # fused alone the neighbour (semantic rank 3: 0.5 / 4) is last; linked to the top hit
+    # (keyword rank 1: 1 / 2) it gains LINK_WEIGHT x 1 / 2 and comes second
+    assert order == [top.iri, neighbour.iri, strangers[0].iri, strangers[1].iri]
+    assert found[1].score == pytest.approx(0.5 / 4 + hybrid.LINK_WEIGHT * (1 / 2))
 
 
 def test_fuse_scores_and_ties() -> None:
