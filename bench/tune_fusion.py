@@ -130,7 +130,7 @@ def main() -> int:
         model = brain.vectors.model
         found = rankings(brain)
         hits = [h for queries in found.values() for kw, sem, _, _ in queries for h in kw + sem]
-        links = links_among(brain.index, hits)
+        links = links_among(brain.index, hits, hits)
     grid: list[dict[str, Any]] = []
     for k in KS:
         for weight in WEIGHTS:

@@ -307,6 +307,19 @@ def test_links_of_answers_what_node_edges_answers(
                 assert batched[iri] == expected
                 linked += bool(expected)
             assert linked > len(iris) / 3
+            # links between two sets: the same links, kept where the other end is in the set
+            targets = iris[::3]
+            between = brain.index.links_between(
+                dataset, [*iris, "https://example.org/not-a-node"], targets
+            )
+            assert between["https://example.org/not-a-node"] == set()
+            for iri in iris:
+                ends = {link.other for link in batched[iri]}
+                assert between[iri] == ends & set(targets)
+            assert any(between.values())
+            everything = brain.index.links_between(dataset, iris, iris)  # past 250 a chunk
+            assert everything == {iri: {link.other for link in batched[iri]} for iri in iris}
+            assert brain.index.links_between(dataset, iris[:5], []) == {i: set() for i in iris[:5]}
 
 
 def test_unlabelled_relations_and_lone_references_are_followed_by_the_load(

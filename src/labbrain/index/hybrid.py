@@ -145,7 +145,8 @@ def search(
     else:
         keyword = index.search(text, limit=depth, graphs=chosen, node_type=kinds, creator=creator)
         fused = fuse([(keyword, 1.0), (semantic, SEMANTIC_WEIGHT)])
-        hits = link_rerank(fused, links_among(index, fused))[:limit]
+        linked = links_among(index, fused, fused[:LINK_DEPTH])
+        hits = link_rerank(fused, linked)[:limit]
     return ModeSearch(resolved, _ordered(hits[:limit], order_by, descending), note)
 
 
@@ -216,16 +217,22 @@ def fuse(rankings: list[tuple[list[SearchHit], float]], k: int = RRF_K) -> list[
 Key = tuple[str, str]
 
 
-def links_among(index: TextIndex, hits: Iterable[SearchHit]) -> dict[Key, set[str]]:
-    """(dataset graph, IRI) of each hit -> the IRIs it is linked to in its dataset, either
-    direction, typed relations and text links alike (one index query per dataset)."""
+def links_among(
+    index: TextIndex, hits: Iterable[SearchHit], targets: Iterable[SearchHit]
+) -> dict[Key, set[str]]:
+    """(dataset graph, IRI) of each of ``hits`` -> the IRIs of ``targets`` it is linked to in
+    its dataset, either direction, typed relations and text links alike (one index query per
+    dataset; a hub's links to nodes outside ``targets`` are never read)."""
     by_graph: dict[str, list[str]] = defaultdict(list)
     for hit in hits:
         by_graph[hit.node.graph].append(hit.node.iri)
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for hit in targets:
+        wanted[hit.node.graph].append(hit.node.iri)
     found: dict[Key, set[str]] = {}
     for graph, iris in by_graph.items():
-        for iri, links in index.links_of(graph, iris).items():
-            found[(graph, iri)] = {link.other for link in links}
+        for iri, others in index.links_between(graph, iris, wanted.get(graph, [])).items():
+            found[(graph, iri)] = others
     return found
 
 

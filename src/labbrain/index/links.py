@@ -132,3 +132,45 @@ def links_of(db: sqlite3.Connection, graph: str, iris: Iterable[str]) -> dict[st
         for node, direction, kind, label, other in db.execute(sql, args):
             found[node].append(NodeLink(direction, kind, label, other))
     return found
+
+
+def links_between(
+    db: sqlite3.Connection, graph: str, iris: Iterable[str], others: Iterable[str]
+) -> dict[str, set[str]]:
+    """Each of ``iris`` -> those of ``others`` it is linked to in ``graph`` (either direction,
+    typed relations and text links alike; every IRI asked for is a key). The cost is one
+    index probe per (node, other) pair, however many links a hub node has elsewhere."""
+    wanted = list(dict.fromkeys(iris))
+    found: dict[str, set[str]] = {iri: set() for iri in wanted}
+    ends = _end_numbers(db, graph, wanted)
+    far = _end_numbers(db, graph, others)
+    if not ends or not far:
+        return found
+    names = {number: iri for iri, number in (ends | far).items()}
+    near_numbers, far_numbers = list(ends.values()), list(far.values())
+    for start in range(0, len(near_numbers), _CHUNK // 2):
+        near = near_numbers[start : start + _CHUNK // 2]
+        for first in range(0, len(far_numbers), _CHUNK // 2):
+            other = far_numbers[first : first + _CHUNK // 2]
+            a, b = ",".join("?" * len(near)), ",".join("?" * len(other))
+            sql = (
+                f"SELECT source, destination FROM links"
+                f" WHERE source IN ({a}) AND destination IN ({b})"
+                f" UNION SELECT destination, source FROM links"
+                f" WHERE destination IN ({a}) AND source IN ({b})"
+            )
+            for node, linked in db.execute(sql, [*near, *other, *near, *other]):
+                found[names[node]].add(names[linked])
+    return found
+
+
+def _end_numbers(db: sqlite3.Connection, graph: str, iris: Iterable[str]) -> dict[str, int]:
+    """IRI -> its link-end number in ``graph``, for those of ``iris`` that end a link."""
+    wanted = list(dict.fromkeys(iris))
+    numbers: dict[str, int] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT iri, id FROM link_ends WHERE graph = ? AND iri IN ({marks})"
+        numbers.update(db.execute(sql, [graph, *chunk]).fetchall())
+    return numbers

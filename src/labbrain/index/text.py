@@ -40,6 +40,7 @@ from labbrain.index.links import (
     LinkRow,
     NodeLink,
     delete_links,
+    links_between,
     links_of,
     write_links,
 )
@@ -487,6 +488,15 @@ class TextIndex:
         500 nodes, so a whole breadth-first frontier is asked for at once."""
         self._before_read()
         return links_of(self._db, graph, iris)
+
+    def links_between(
+        self, graph: str, iris: Iterable[str], others: Iterable[str]
+    ) -> dict[str, set[str]]:
+        """Each of ``iris`` -> those of ``others`` it is linked to in ``graph``, either
+        direction, any kind (see :func:`labbrain.index.links.links_between`): one probe per
+        pair, so a hub's other links cost nothing."""
+        self._before_read()
+        return links_between(self._db, graph, iris, others)
 
     def contributions(self, creator: str | None = None) -> list[tuple[str, str, int, str, str]]:
         """(creator, node type, nodes, first created, last created), by creator and type, over
