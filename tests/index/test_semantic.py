@@ -35,6 +35,7 @@ from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import InvalidArgument, SemanticUnavailable
 from labbrain.index import embeddings, hybrid
+from labbrain.index import vectors as vectors_module
 from labbrain.index.embeddings import (
     SentenceTransformerProvider,
     packaged_model_dir,
@@ -386,6 +387,25 @@ def test_node_text_drops_front_matter_images_and_urls() -> None:
     )
     assert node_text("Title", content) == "Title - Result see now"
     assert len(node_text("t", "word " * 1000)) == 2000
+
+
+def test_embed_keeps_a_large_indexs_search_matrix_for_the_next_process(
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With as many vectors as make the search matrix int8, ``labbrain embed`` ends by
+    keeping that matrix beside the vector file; the next search maps it."""
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    ok(invoke(store_dir, "load", str(SAMPLE)))
+    ok(invoke(store_dir, "embed"))
+    kept = sorted(p.suffix for p in store_dir.glob(f"{VECTORS_FILE}.snapshot-*"))
+    assert kept == [".keys", ".npy"]
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("the vectors were read from the file")
+
+    monkeypatch.setattr(vectors_module, "_read_rows", refuse)
+    found = json.loads(ok(invoke(store_dir, "search", PARAPHRASE, "--mode", "semantic", "--json")))
+    assert PARAPHRASED & {row["uid"] for row in found[:2]}
 
 
 def test_embedding_is_incremental_and_prunes(store_dir: Path) -> None:

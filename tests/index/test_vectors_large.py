@@ -4,7 +4,9 @@ with usearch, checked against the exact float32 answer computed here with numpy.
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +130,111 @@ def test_below_the_threshold_the_matrix_stays_float(
     assert [((h.graph, h.iri), pytest.approx(h.score, abs=1e-5)) for h in found] == [
         (key, score) for key, score in exact(keys, rows, query)[:3]
     ]
+
+
+# ---------------------------------------------------------------------- the matrix snapshot
+@pytest.fixture
+def filed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, list[tuple[str, str]], np.ndarray]:
+    """A file-backed index of 600 vectors, with :data:`~labbrain.index.vectors.LARGE` at 1."""
+    require(
+        "usearch",
+        importlib.util.find_spec("usearch") is not None,
+        "it comes with the semantic extra (pip install -e '.[test,semantic]')",
+    )
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    rng = np.random.default_rng(11)
+    rows = rng.standard_normal((600, DIMENSION)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    keys = [(GRAPHS[i % 2], f"urn:n:{i:05d}") for i in range(600)]
+    path = tmp_path / "vectors.sqlite"
+    write(VectorIndex(path), keys, rows)
+    return path, keys, rows
+
+
+def write(index: VectorIndex, keys: list[tuple[str, str]], rows: np.ndarray) -> None:
+    todo = [PendingText(g, iri, iri, iri) for g, iri in keys]
+    index.update(Fixed(rows), EmbedPlan("fixed", todo, [], 0), batch_size=1000)  # type: ignore[arg-type]
+
+
+def snapshots(path: Path) -> list[str]:
+    return sorted(p.name.rsplit(".", 1)[1] for p in path.parent.glob("vectors.sqlite.snapshot-*"))
+
+
+def rows_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError("the vectors were read from the file")
+
+    monkeypatch.setattr(vectors_module, "_read_rows", refuse)
+
+
+def test_the_next_process_maps_the_kept_matrix(
+    filed: tuple[Path, list[tuple[str, str]], np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, keys, rows = filed
+    query = queries(rows)[0]
+    before = VectorIndex(path).search(query, limit=10)
+    assert snapshots(path) == []  # a search never writes one
+    assert VectorIndex(path).keep_snapshot() is True
+    assert snapshots(path) == ["keys", "npy"]
+    rows_never_read(monkeypatch)
+    later = VectorIndex(path, read_only=True)
+    assert later.search(query, limit=10) == before
+    in_a = later.search(query, limit=5, graphs=[GRAPHS[0]])
+    assert {h.graph for h in in_a} == {GRAPHS[0]} and len(in_a) == 5
+    assert isinstance(later._loaded()[1], np.memmap)
+    assert (before[0].graph, before[0].iri) == exact(keys, rows, query)[0][0]
+    assert VectorIndex(path).keep_snapshot() is True  # already there: nothing rewritten
+
+
+def test_a_snapshot_is_read_only_for_the_vectors_it_was_made_from(
+    filed: tuple[Path, list[tuple[str, str]], np.ndarray], tmp_path: Path
+) -> None:
+    path, keys, rows = filed
+    copy = tmp_path / "copy.sqlite"
+    shutil.copyfile(path, copy)
+    query = queries(rows)[2]
+    target = exact(keys, rows, query)[0][0]
+    # the query's own vector changes: a snapshot of the vectors after that change is kept
+    write(VectorIndex(path), [target], -rows[:1])
+    assert VectorIndex(path).keep_snapshot() is True
+    kept = VectorIndex(path).search(query, limit=3)
+    assert target not in [(h.graph, h.iri) for h in kept]
+    # the older file is put back and written once more, to the same number of writes
+    shutil.copyfile(copy, path)
+    write(VectorIndex(path), [target], query[None, :])
+    found = VectorIndex(path).search(query, limit=3)
+    assert (found[0].graph, found[0].iri) == target and found[0].score > 0.99
+    assert snapshots(path) == ["keys", "npy"]  # the stale one is there, and was not read
+
+
+def test_a_damaged_snapshot_is_ignored(
+    filed: tuple[Path, list[tuple[str, str]], np.ndarray],
+) -> None:
+    path, _, rows = filed
+    query = queries(rows)[3]
+    expected = VectorIndex(path).search(query, limit=10)
+    assert VectorIndex(path).keep_snapshot()
+    (keys_file,) = path.parent.glob("*.snapshot-*.keys")
+    (matrix_file,) = path.parent.glob("*.snapshot-*.npy")
+    text = keys_file.read_text()
+    for damage in ("not json\n1\tx", text.rsplit("\n", 1)[0]):  # garbage; a key missing
+        keys_file.write_text(damage)
+        assert VectorIndex(path).search(query, limit=10) == expected
+    keys_file.write_text(text)
+    matrix_file.write_bytes(matrix_file.read_bytes()[:1000])  # cut short
+    assert VectorIndex(path).search(query, limit=10) == expected
+
+
+def test_only_a_writable_large_file_index_keeps_a_snapshot(
+    filed: tuple[Path, list[tuple[str, str]], np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _, _ = filed
+    assert VectorIndex(path, read_only=True).keep_snapshot() is False
+    assert snapshots(path) == []
+    assert VectorIndex(None).keep_snapshot() is False
+    assert VectorIndex(path).keep_snapshot() is True
+    monkeypatch.setattr(vectors_module, "LARGE", 10_000)  # now a small set: float32 rows
+    assert VectorIndex(path).keep_snapshot() is False
+    assert snapshots(path) == []  # the old snapshot is removed

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labbrain.index import vector_snapshot
 from labbrain.index.text import IndexedNode, TextIndex
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class VectorIndex:
         self.path = path
         self.read_only = read_only
         self._lock = threading.RLock()
-        self._matrix: tuple[tuple[str, str], list[Key], Any] | None = None
+        self._matrix: tuple[tuple[str, ...], list[Key], Any] | None = None
         self._memory = _empty() if path is None else None
 
     # ------------------------------------------------------------------ opening
@@ -319,29 +320,42 @@ class VectorIndex:
     def _loaded(self) -> tuple[list[Key], Any]:
         """(keys, matrix) of every stored vector, reloaded when the index changed: float32
         rows, or int8 rows (scaled by 127) from :data:`LARGE` vectors on when usearch is
-        installed. Read in blocks into one array (never a second copy of every vector)."""
-        import numpy as np
-
+        installed. The int8 matrix of a file-backed index is mapped from its snapshot when
+        one of this exact state exists (:meth:`keep_snapshot`), else read from the file."""
         with self._db() as db:
-            version = (self._meta(db, "instance") or "", self._meta(db, "generation") or "0")
+            version = tuple(self._meta(db, key) or "" for key in ("instance", "stamp"))
+            version += (self._meta(db, "generation") or "0",)
             if self._matrix is None or self._matrix[0] != version:
                 self._matrix = None  # let the old matrix go before the new one is read
                 dimension = int(self._meta(db, "dimension") or 1)
                 count = int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
                 compact = count >= LARGE and _usearch_present()
-                matrix = np.zeros((count, dimension), dtype=np.int8 if compact else np.float32)
-                keys: list[Key] = []
-                cursor = db.execute("SELECT graph, iri, vector FROM vectors ORDER BY graph, iri")
-                while rows := cursor.fetchmany(_READ_ROWS):
-                    block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
-                    block = block.reshape(len(rows), dimension)
-                    at = len(keys)
-                    if compact:
-                        block = np.rint(block * _SCALE)
-                    matrix[at : at + len(rows)] = block
-                    keys += [(graph, iri) for graph, iri, _ in rows]
-                self._matrix = (version, keys, matrix[: len(keys)])
+                path = self.path if compact else None
+                found = vector_snapshot.read(path, version, count, dimension) if path else None
+                if found is None:
+                    found = _read_rows(db, count, dimension, compact)
+                self._matrix = (version, *found)
             return self._matrix[1], self._matrix[2]
+
+    def keep_snapshot(self) -> bool:
+        """Keep the int8 search matrix of the current vectors beside the file (see
+        :mod:`labbrain.index.vector_snapshot`) when there are :data:`LARGE` or more, so that
+        the first search of the next process maps it instead of reading every vector; with
+        fewer, remove any snapshot. True when a snapshot of the current vectors exists
+        afterwards. A read-only or in-memory index does nothing."""
+        import numpy as np
+
+        if self.path is None or self.read_only:
+            return False
+        with self._lock:
+            keys, matrix = self._loaded()
+            assert self._matrix is not None
+            if matrix.dtype != np.int8:
+                vector_snapshot.discard(self.path)
+                return False
+            if isinstance(matrix, np.memmap):  # mapped from this very snapshot
+                return True
+            return vector_snapshot.write(self.path, self._matrix[0], keys, matrix)
 
     def search(
         self,
@@ -383,6 +397,28 @@ class VectorIndex:
             for i in ordered
             if np.isfinite(scores[i])
         ]
+
+
+def _read_rows(
+    db: sqlite3.Connection, count: int, dimension: int, compact: bool
+) -> tuple[list[Key], Any]:
+    """(keys, matrix) of every stored vector, in key order: float32 rows, or int8 rows scaled
+    by 127 when ``compact``. Read in blocks into one array (never a second copy of every
+    vector)."""
+    import numpy as np
+
+    matrix = np.zeros((count, dimension), dtype=np.int8 if compact else np.float32)
+    keys: list[Key] = []
+    cursor = db.execute("SELECT graph, iri, vector FROM vectors ORDER BY graph, iri")
+    while rows := cursor.fetchmany(_READ_ROWS):
+        block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+        block = block.reshape(len(rows), dimension)
+        at = len(keys)
+        if compact:
+            block = np.rint(block * _SCALE)
+        matrix[at : at + len(rows)] = block
+        keys += [(graph, iri) for graph, iri, _ in rows]
+    return keys, matrix[: len(keys)]
 
 
 def _usearch_present() -> bool:
@@ -464,11 +500,14 @@ def _claim(db: sqlite3.Connection, model: str, dimension: int) -> None:
 
 
 def _bump(db: sqlite3.Connection) -> None:
-    """Inside a write transaction: count one more change (readers reload their matrix)."""
+    """Inside a write transaction: count one more change and draw a new stamp (readers reload
+    their matrix; a snapshot of the matrix is only ever read for the stamp it was made at,
+    even in a file put back from a copy and written again)."""
     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     generation = int(row[0]) + 1 if row else 1
-    db.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(generation),)
+    db.executemany(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+        [("generation", str(generation)), ("stamp", uuid.uuid4().hex)],
     )
 
 

@@ -105,7 +105,8 @@ def run_reindex(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[s
 # ---------------------------------------------------------------------- embed
 def run_embed(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[str, Any]:
     """Embed the nodes that are new or changed since the last run (every node for another
-    model) into the vector index, batch by batch, and drop the vectors of nodes that are gone.
+    model) into the vector index, batch by batch, and drop the vectors of nodes that are gone
+    (then keep a large index's search matrix for the next process: ``keep_snapshot``).
 
     Each batch is committed: a cancelled or interrupted run keeps the vectors computed so far
     and the next run (or a resume) continues from there. Progress is noted in the results
@@ -138,6 +139,7 @@ def run_embed(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[str
         on_batch(embedded, total)
     steps.enter("prune")
     removed = vectors.remove(plan.orphans)
+    vectors.keep_snapshot()  # a large set's search matrix, for the next process's first search
     return {
         "model": provider.model_id,
         "dimension": provider.dimension,
