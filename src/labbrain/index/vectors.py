@@ -19,7 +19,9 @@ installed (the semantic extra brings it), the matrix is kept as int8 (each unit 
 by 127: a quarter of the memory) and searched with usearch's SIMD kernels: at 1,000,000
 vectors about 55 ms against 90-130 ms for float32, and 0.4 GB against 1.5 GB. Scores are then
 the int8 dot product scaled back (within about 0.01 of the cosine); the order is the same but
-for vectors whose cosines differ by less than that.
+for vectors whose cosines differ by less than that. ``labbrain embed`` keeps that int8 matrix
+beside the file (:meth:`VectorIndex.keep_snapshot`, :mod:`labbrain.index.vector_snapshot`),
+and a new process maps it instead of reading every vector for its first search.
 """
 
 from __future__ import annotations
