@@ -37,8 +37,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from labbrain.core import LabBrain  # noqa: E402
-from labbrain.index.hybrid import DEPTH, Key, fuse, link_rerank, links_among  # noqa: E402
+from labbrain.index.hybrid import DEPTH, fuse, link_rerank, links_among  # noqa: E402
 from labbrain.index.text import SearchHit  # noqa: E402
+from labbrain.index.vectors import Key  # noqa: E402
 from labbrain.ops.retrieval_eval import (  # noqa: E402
     gold_queries,
     paraphrase_queries,

@@ -43,7 +43,7 @@ from labbrain.index.embeddings import (
     semantic_installed,
 )
 from labbrain.index.text import SearchHit, TextIndex
-from labbrain.index.vectors import VectorIndex, node_text, nodes_of
+from labbrain.index.vectors import Key, VectorIndex, node_text, nodes_of
 from labbrain.settings import Settings
 
 Mode = Literal["keyword", "semantic", "hybrid"]
@@ -212,9 +212,6 @@ def fuse(rankings: list[tuple[list[SearchHit], float]], k: int = RRF_K) -> list[
             first.setdefault(key, hit)
     ordered = sorted(scores, key=lambda key: (-scores[key], best[key], key))
     return [SearchHit(first[key].node, first[key].snippet, scores[key]) for key in ordered]
-
-
-Key = tuple[str, str]
 
 
 def links_among(

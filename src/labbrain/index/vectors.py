@@ -350,11 +350,11 @@ class VectorIndex:
         if self.path is None or self.read_only:
             return False
         with self._lock:
-            keys, matrix = self._loaded()
-            assert self._matrix is not None
-            if matrix.dtype != np.int8:
+            if self.count() < LARGE or not _usearch_present():  # a float32 matrix: none kept
                 vector_snapshot.discard(self.path)
                 return False
+            keys, matrix = self._loaded()
+            assert self._matrix is not None
             if isinstance(matrix, np.memmap):  # mapped from this very snapshot
                 return True
             return vector_snapshot.write(self.path, self._matrix[0], keys, matrix)
