@@ -34,13 +34,17 @@ class Fixed:
         return out
 
 
-@pytest.fixture(scope="module")
-def stored() -> Iterator[tuple[VectorIndex, list[tuple[str, str]], np.ndarray]]:
+def needs_usearch() -> None:
     require(
         "usearch",
         importlib.util.find_spec("usearch") is not None,
         "it comes with the semantic extra (pip install -e '.[test,semantic]')",
     )
+
+
+@pytest.fixture(scope="module")
+def stored() -> Iterator[tuple[VectorIndex, list[tuple[str, str]], np.ndarray]]:
+    needs_usearch()
     rng = np.random.default_rng(5)
     rows = rng.standard_normal((COUNT, DIMENSION)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
@@ -138,11 +142,7 @@ def filed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, list[tuple[str, str]], np.ndarray]:
     """A file-backed index of 600 vectors, with :data:`~labbrain.index.vectors.LARGE` at 1."""
-    require(
-        "usearch",
-        importlib.util.find_spec("usearch") is not None,
-        "it comes with the semantic extra (pip install -e '.[test,semantic]')",
-    )
+    needs_usearch()
     monkeypatch.setattr(vectors_module, "LARGE", 1)
     rng = np.random.default_rng(11)
     rows = rng.standard_normal((600, DIMENSION)).astype(np.float32)
