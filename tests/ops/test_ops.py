@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ from conftest import (
     VirtuosoServer,
     remote_server,
     remote_settings,
+    require,
     settings_for,
 )
 from generate import write_export
@@ -44,6 +46,7 @@ from labbrain.agent.writer import AgentWriter
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
+from labbrain.index import vectors as vectors_module
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ops import backup as backup_module
 from labbrain.ops.backup import MANIFEST
@@ -784,6 +787,44 @@ def _embed_all(store: Path) -> None:
         vectors = VectorIndex(store / VECTORS_FILE)
         provider = HashEmbedder()
         vectors.update(provider, vectors.plan(brain.index, provider.model_id))
+
+
+def test_check_removes_kept_search_matrix_files_no_search_will_read(
+    sample_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept int8 search matrices (``vectors.sqlite.snapshot-*``) of vectors that changed or
+    are gone are a problem ``--repair`` removes; the one of the current vectors is kept."""
+    leftovers = [
+        sample_store / f"{VECTORS_FILE}.snapshot-0123456789abcdef0123{s}"
+        for s in (
+            ".npy",
+            ".keys",
+        )
+    ]
+    for leftover in leftovers:
+        leftover.write_bytes(b"x" * 500_000)
+    found = findings(run(sample_store, "check", "--json"))["vector index"]  # no vectors.sqlite
+    assert (found["status"], found["fix"]) == ("problem", "--repair (removes them)")
+    assert found["detail"] == (
+        "2 kept search-matrix file(s) of vectors that changed or are gone (1.0 MB)"
+    )
+    repaired = findings(run(sample_store, "check", "--repair", "--json"))["vector index"]
+    assert repaired["detail"].endswith("-> 2 kept search-matrix file(s) removed")
+    assert not any(leftover.exists() for leftover in leftovers)
+    _embed_all(sample_store)  # 150 vectors: too few for a kept matrix, so any is stale
+    for leftover in leftovers:
+        leftover.write_bytes(b"x")
+    assert findings(run(sample_store, "check", "--json"))["vector index"]["status"] == "problem"
+    assert run(sample_store, "check", "--repair").exit_code == 0
+    assert not any(leftover.exists() for leftover in leftovers)
+    monkeypatch.setattr(vectors_module, "LARGE", 1)  # now the current vectors' matrix is kept
+    require("usearch", importlib.util.find_spec("usearch") is not None, "the semantic extra")
+    assert VectorIndex(sample_store / VECTORS_FILE).keep_snapshot()
+    kept = sorted(sample_store.glob(f"{VECTORS_FILE}.snapshot-*"))
+    assert len(kept) == 2
+    after = findings(run(sample_store, "check", "--json"))["vector index"]
+    assert after == {**after, "status": "ok", "detail": "150 vectors, all current (test-hash-8)"}
+    assert sorted(sample_store.glob(f"{VECTORS_FILE}.snapshot-*")) == kept
 
 
 def test_check_finds_vectors_of_gone_nodes_and_prunes_them(sample_store: Path) -> None:

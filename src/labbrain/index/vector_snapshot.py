@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,9 +99,30 @@ def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) ->
     return True
 
 
-def discard(path: Path, *, keep: str | None = None) -> None:
-    """Remove the snapshots of the index at ``path`` (but those named ``keep``)."""
-    for old in path.parent.glob(f"{path.name}.snapshot-*"):
-        if keep is None or not old.name.startswith(keep + "."):
-            with contextlib.suppress(OSError):
-                old.unlink(missing_ok=True)
+def stale(path: Path, version: tuple[str, ...] | None) -> list[Path]:
+    """The snapshot files of the index at ``path`` that are not of ``version`` (all of them
+    for None), partly written ones included, in name order."""
+    return _others(path, _base(path, version) if version is not None else None)
+
+
+def discard(path: Path, *, keep: str | None = None) -> int:
+    """Remove the snapshot files of the index at ``path`` (but those named ``keep``); how
+    many were removed."""
+    return remove(_others(path, keep))
+
+
+def remove(files: Iterable[Path]) -> int:
+    """Delete ``files`` (those already gone or undeletable are skipped); how many were."""
+    removed = 0
+    for old in files:
+        with contextlib.suppress(OSError):
+            old.unlink()
+            removed += 1
+    return removed
+
+
+def _others(path: Path, keep: str | None) -> list[Path]:
+    """The snapshot files of ``path`` whose name is not ``keep`` (with a suffix)."""
+    prefix = None if keep is None else keep + "."
+    found = path.parent.glob(f"{path.name}.snapshot-*")
+    return sorted(old for old in found if prefix is None or not old.name.startswith(prefix))

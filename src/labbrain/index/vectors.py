@@ -325,8 +325,7 @@ class VectorIndex:
         installed. The int8 matrix of a file-backed index is mapped from its snapshot when
         one of this exact state exists (:meth:`keep_snapshot`), else read from the file."""
         with self._db() as db:
-            version = tuple(self._meta(db, key) or "" for key in ("instance", "stamp"))
-            version += (self._meta(db, "generation") or "0",)
+            version = self._version(db)
             if self._matrix is None or self._matrix[0] != version:
                 self._matrix = None  # let the old matrix go before the new one is read
                 dimension = int(self._meta(db, "dimension") or 1)
@@ -338,6 +337,28 @@ class VectorIndex:
                     found = _read_rows(db, count, dimension, compact)
                 self._matrix = (version, *found)
             return self._matrix[1], self._matrix[2]
+
+    def _version(self, db: sqlite3.Connection) -> tuple[str, ...]:
+        """What names the stored vectors' exact state: instance id, write stamp, generation."""
+        version = tuple(self._meta(db, key) or "" for key in ("instance", "stamp"))
+        return (*version, self._meta(db, "generation") or "0")
+
+    def stale_snapshots(self) -> list[Path]:
+        """The kept search-matrix files beside the file that no search will read: those of
+        other states of the vectors, or every one when the vectors are too few to be kept (or
+        the file is gone). Reads only."""
+        if self.path is None:
+            return []
+        wanted = None
+        if self.path.exists() and self.count() >= LARGE and _usearch_present():
+            with self._db() as db:
+                wanted = self._version(db)
+        return vector_snapshot.stale(self.path, wanted)
+
+    def drop_stale_snapshots(self) -> int:
+        """Remove :meth:`stale_snapshots`; how many files were removed (none when
+        read-only)."""
+        return 0 if self.read_only else vector_snapshot.remove(self.stale_snapshots())
 
     def keep_snapshot(self) -> bool:
         """Keep the int8 search matrix of the current vectors beside the file (see

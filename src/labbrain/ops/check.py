@@ -9,8 +9,10 @@ Each check gives one :class:`Finding`:
   ``index.fulltext`` unusable or not holding the indexed loads, or
   stale (its load ids differ from the load records; graphs missing or extra) -> rebuilt;
 - ``vector index`` (when ``vectors.sqlite`` exists): corrupt -> removed (then `labbrain
-  embed`); vectors of nodes no longer indexed -> pruned; nodes new or changed since they were
-  embedded -> a warning naming `labbrain embed` (repairing needs no model);
+  embed`); vectors of nodes no longer indexed -> pruned; kept search-matrix files
+  (``vectors.sqlite.snapshot-*``) of vectors that changed or are gone -> removed; nodes new
+  or changed since they were embedded -> a warning naming `labbrain embed` (repairing needs
+  no model);
 - ``staging graphs``: ``urn:labbrain:staging:*`` graphs of remote loads that died (also looked
   for in an embedded store) -> dropped once stale (``staging_is_stale``), never a live load's;
 - ``tasks``: tasks left interrupted -> resumed when that loses nothing (a reindex; a load
@@ -295,7 +297,12 @@ def _vectors_path(brain: LabBrain) -> Path | None:
 
 def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
     path = _vectors_path(brain)
-    if path is None or not path.exists():
+    if path is None:
+        return Finding("vector index", "ok", "none (`labbrain embed` makes one)")
+    stale = VectorIndex(path, read_only=True).stale_snapshots()
+    if not path.exists():
+        if stale:
+            return _stale_matrix(stale)
         return Finding("vector index", "ok", "none (`labbrain embed` makes one)")
     state = sqlite_state(path, "vectors")
     if state is not None:
@@ -309,7 +316,7 @@ def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
     vectors = VectorIndex(path, read_only=True)
     model = vectors.model
     if model is None:
-        return Finding("vector index", "ok", "empty")
+        return _stale_matrix(stale) if stale else Finding("vector index", "ok", "empty")
     if not index_ok or _index_stale(brain):
         return Finding(
             "vector index",
@@ -326,6 +333,8 @@ def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
             examples=[iri for _, iri in plan.orphans[:EXAMPLES]],
             repairable=True,
         )
+    if stale:
+        return _stale_matrix(stale)
     if plan.todo:
         return Finding(
             "vector index",
@@ -336,6 +345,20 @@ def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
             examples=[item.iri for item in plan.todo[:EXAMPLES]],
         )
     return Finding("vector index", "ok", f"{plan.unchanged:,} vectors, all current ({model})")
+
+
+def _stale_matrix(files: list[Path]) -> Finding:
+    """The finding for kept search-matrix files that no search will read."""
+    size = sum(f.stat().st_size for f in files if f.exists()) / 1e6
+    return Finding(
+        "vector index",
+        "problem",
+        f"{len(files)} kept search-matrix file(s) of vectors that changed or are gone "
+        f"({size:,.1f} MB)",
+        "--repair (removes them)",
+        examples=[f.name for f in files[:EXAMPLES]],
+        repairable=True,
+    )
 
 
 def _index_stale(brain: LabBrain) -> bool:
@@ -473,17 +496,23 @@ def _repair(brain: LabBrain, settings: Settings) -> dict[str, str]:
             f"{rebuilt}{len(synced.reindexed)} graph(s) re-indexed, {len(synced.removed)} removed"
         )
     path = _vectors_path(brain)
-    if path is not None and path.exists():
-        if sqlite_state(path, "vectors") is not None:
+    if path is not None:
+        mended = []
+        if path.exists() and sqlite_state(path, "vectors") is not None:
             _remove_sqlite(path)
-            done["vector index"] = "removed; run `labbrain embed` to compute the vectors again"
-        else:
+            mended.append("removed; run `labbrain embed` to compute the vectors again")
+        elif path.exists():
             vectors = VectorIndex(path)
             model = vectors.model
             if model is not None and not _index_stale(brain):
                 orphans = vectors.plan(brain.index, model).orphans
                 if orphans:
-                    done["vector index"] = f"{vectors.remove(orphans)} vector(s) pruned"
+                    mended.append(f"{vectors.remove(orphans)} vector(s) pruned")
+        dropped = VectorIndex(path).drop_stale_snapshots()
+        if dropped:
+            mended.append(f"{dropped} kept search-matrix file(s) removed")
+        if mended:
+            done["vector index"] = "; ".join(mended)
     stale = brain.store.drop_stale_staging()
     if stale:
         done["staging graphs"] = f"{len(stale)} stale staging graph(s) dropped"
