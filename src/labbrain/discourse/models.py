@@ -75,7 +75,7 @@ class SearchResult(NodeRef):
     imageCount: int
     score: float = Field(
         description="relevance, higher is better: BM25 (keyword), cosine similarity "
-        "(semantic) or reciprocal-rank fusion (hybrid)"
+        "(semantic) or reciprocal-rank fusion plus links to the best hits (hybrid)"
     )
 
 
