@@ -190,22 +190,14 @@ class RandomVectors:
     def __init__(self, model_id: str, dimension: int, seed: int) -> None:
         import numpy as np
 
-        self._model_id = model_id
-        self._dimension = dimension
+        self.model_id = model_id
+        self.dimension = dimension
         self._rng = np.random.default_rng(seed)
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
 
-        rows = self._rng.standard_normal((len(texts), self._dimension), dtype=np.float32)
+        rows = self._rng.standard_normal((len(texts), self.dimension), dtype=np.float32)
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
         return rows
 

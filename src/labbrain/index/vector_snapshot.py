@@ -70,8 +70,8 @@ def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) ->
     it cannot (a full disk, a read-only folder, a key that a line cannot hold)."""
     import numpy as np
 
+    remove(stale(path, version))
     base = _base(path, version)
-    discard(path, keep=base)
     if any("\n" in iri or "\t" in iri for _, iri in keys):
         return False
     graphs = sorted({graph for graph, _ in keys})
@@ -92,9 +92,7 @@ def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) ->
             os.replace(scratch, target)
             done[-1] = target
     except OSError:
-        for leftover in done:
-            with contextlib.suppress(OSError):
-                leftover.unlink(missing_ok=True)
+        remove(done)
         return False
     return True
 
@@ -102,13 +100,9 @@ def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) ->
 def stale(path: Path, version: tuple[str, ...] | None) -> list[Path]:
     """The snapshot files of the index at ``path`` that are not of ``version`` (all of them
     for None), partly written ones included, in name order."""
-    return _others(path, _base(path, version) if version is not None else None)
-
-
-def discard(path: Path, *, keep: str | None = None) -> int:
-    """Remove the snapshot files of the index at ``path`` (but those named ``keep``); how
-    many were removed."""
-    return remove(_others(path, keep))
+    prefix = None if version is None else _base(path, version) + "."
+    found = path.parent.glob(f"{path.name}.snapshot-*")
+    return sorted(old for old in found if prefix is None or not old.name.startswith(prefix))
 
 
 def remove(files: Iterable[Path]) -> int:
@@ -119,10 +113,3 @@ def remove(files: Iterable[Path]) -> int:
             old.unlink()
             removed += 1
     return removed
-
-
-def _others(path: Path, keep: str | None) -> list[Path]:
-    """The snapshot files of ``path`` whose name is not ``keep`` (with a suffix)."""
-    prefix = None if keep is None else keep + "."
-    found = path.parent.glob(f"{path.name}.snapshot-*")
-    return sorted(old for old in found if prefix is None or not old.name.startswith(prefix))

@@ -330,7 +330,7 @@ class VectorIndex:
                 self._matrix = None  # let the old matrix go before the new one is read
                 dimension = int(self._meta(db, "dimension") or 1)
                 count = int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
-                compact = count >= LARGE and _usearch_present()
+                compact = _compact(count)
                 path = self.path if compact else None
                 found = vector_snapshot.read(path, version, count, dimension) if path else None
                 if found is None:
@@ -350,7 +350,7 @@ class VectorIndex:
         if self.path is None:
             return []
         wanted = None
-        if self.path.exists() and self.count() >= LARGE and _usearch_present():
+        if self.path.exists() and _compact(self.count()):
             with self._db() as db:
                 wanted = self._version(db)
         return vector_snapshot.stale(self.path, wanted)
@@ -371,8 +371,8 @@ class VectorIndex:
         if self.path is None or self.read_only:
             return False
         with self._lock:
-            if self.count() < LARGE or not _usearch_present():  # a float32 matrix: none kept
-                vector_snapshot.discard(self.path)
+            if not _compact(self.count()):  # a float32 matrix: none is kept
+                self.drop_stale_snapshots()
                 return False
             keys, matrix = self._loaded()
             assert self._matrix is not None
@@ -442,6 +442,12 @@ def _read_rows(
         matrix[at : at + len(rows)] = block
         keys += [(graph, iri) for graph, iri, _ in rows]
     return keys, matrix[: len(keys)]
+
+
+def _compact(count: int) -> bool:
+    """True when ``count`` vectors are searched as an int8 matrix (:data:`LARGE` or more,
+    usearch installed)."""
+    return count >= LARGE and _usearch_present()
 
 
 def _usearch_present() -> bool:

@@ -299,7 +299,8 @@ def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
     path = _vectors_path(brain)
     if path is None:
         return Finding("vector index", "ok", "none (`labbrain embed` makes one)")
-    stale = VectorIndex(path, read_only=True).stale_snapshots()
+    vectors = VectorIndex(path, read_only=True)
+    stale = vectors.stale_snapshots()
     if not path.exists():
         if stale:
             return _stale_matrix(stale)
@@ -313,7 +314,6 @@ def _check_vectors(brain: LabBrain, *, index_ok: bool) -> Finding:
             "--repair (removes it), then `labbrain embed`",
             repairable=True,
         )
-    vectors = VectorIndex(path, read_only=True)
     model = vectors.model
     if model is None:
         return _stale_matrix(stale) if stale else Finding("vector index", "ok", "empty")
@@ -497,18 +497,18 @@ def _repair(brain: LabBrain, settings: Settings) -> dict[str, str]:
         )
     path = _vectors_path(brain)
     if path is not None:
+        vectors = VectorIndex(path)
         mended = []
         if path.exists() and sqlite_state(path, "vectors") is not None:
             _remove_sqlite(path)
             mended.append("removed; run `labbrain embed` to compute the vectors again")
         elif path.exists():
-            vectors = VectorIndex(path)
             model = vectors.model
             if model is not None and not _index_stale(brain):
                 orphans = vectors.plan(brain.index, model).orphans
                 if orphans:
                     mended.append(f"{vectors.remove(orphans)} vector(s) pruned")
-        dropped = VectorIndex(path).drop_stale_snapshots()
+        dropped = vectors.drop_stale_snapshots()
         if dropped:
             mended.append(f"{dropped} kept search-matrix file(s) removed")
         if mended:
