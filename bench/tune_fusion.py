@@ -58,6 +58,8 @@ EXPORTS = [
 KS = (1, 2, 3, 5, 10, 20, 60)
 WEIGHTS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 LINKS = ((0.0, 0), (0.25, 5), (0.25, 10), (0.5, 5), (0.5, 10), (1.0, 5), (1.0, 10))
+#: The names of a fusion's constants, in the order of PREVIOUS and of a grid row's key.
+CONSTANTS = ("k", "weight", "link_weight", "link_depth")
 PREVIOUS = (10, 0.5, 0.0, 0)
 GUARD = 0.01
 
@@ -136,12 +138,9 @@ def main() -> int:
     for k in KS:
         for weight in WEIGHTS:
             for link_weight, link_depth in LINKS:
-                row: dict[str, Any] = {
-                    "k": k,
-                    "weight": weight,
-                    "link_weight": link_weight,
-                    "link_depth": link_depth,
-                }
+                row: dict[str, Any] = dict(
+                    zip(CONSTANTS, (k, weight, link_weight, link_depth), strict=True)
+                )
                 for task, queries in found.items():
                     row[task] = measure(queries, links, k, weight, link_weight, link_depth)
                 grid.append(row)
@@ -164,8 +163,8 @@ def main() -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "model": model,
         "queries": {task: len(q) for task, q in found.items()},
-        "previous": dict(zip(("k", "weight", "link_weight", "link_depth"), PREVIOUS, strict=True)),
-        "chosen": {name: chosen[name] for name in ("k", "weight", "link_weight", "link_depth")},
+        "previous": dict(zip(CONSTANTS, PREVIOUS, strict=True)),
+        "chosen": {name: chosen[name] for name in CONSTANTS},
         "grid": grid,
     }
     write(result, chosen, args.output)
@@ -175,7 +174,7 @@ def main() -> int:
 
 def key(row: dict[str, Any]) -> tuple[float, ...]:
     """A grid row's constants: (k, weight, link weight, link depth)."""
-    return (row["k"], row["weight"], row["link_weight"], row["link_depth"])
+    return tuple(row[name] for name in CONSTANTS)
 
 
 def write(result: dict[str, Any], chosen: dict[str, Any], path: Path) -> None:
