@@ -10,13 +10,11 @@ import json
 import logging
 import os
 import re
-import secrets
-import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
@@ -34,6 +32,7 @@ from labbrain.errors import (
     StoreLocked,
     UnusablePath,
 )
+from labbrain.files import atomic_file
 from labbrain.ingest.load import (
     FORMATS,
     check_input_directory,
@@ -418,45 +417,10 @@ def export_cmd(
             sys.stdout.buffer.flush()
             return
         try:
-            with _atomic_file(target) as handle:
+            with atomic_file(target) as handle:
                 brain.export(handle, fmt, list(graphs), merge=merge)
         except OSError as error:
             _fail(path_error(output or "", error))
-
-
-@contextmanager
-def _atomic_file(target: Path) -> Iterator[IO[bytes]]:
-    """A file that becomes ``target`` when the block completes: written beside it, synced,
-    then renamed over it, so ``target`` is never seen half written. If the block raises, the
-    file is removed and ``target`` is left as it was. A new file gets the mode any new file
-    gets (0666 less the umask, as ``cp`` gives it); a file replaced keeps its mode. A
-    symbolic link is written through (its target is replaced), as ``cp`` does."""
-    if target.is_symlink():
-        target = Path(os.path.realpath(target))
-    try:
-        kept: int | None = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        kept = None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    while True:
-        # The name stays within NAME_MAX whatever the target's length.
-        partial = target.with_name(f".{target.name[:200]}.{secrets.token_hex(4)}.partial")
-        try:
-            descriptor = os.open(partial, flags, 0o666)  # the kernel applies the umask
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            if kept is not None:
-                os.chmod(partial, kept)
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------------- inspect

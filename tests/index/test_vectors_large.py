@@ -238,3 +238,44 @@ def test_only_a_writable_large_file_index_keeps_a_snapshot(
     monkeypatch.setattr(vectors_module, "LARGE", 10_000)  # now a small set: float32 rows
     assert VectorIndex(path).keep_snapshot() is False
     assert snapshots(path) == []  # the old snapshot is removed
+
+
+def test_a_snapshot_that_cannot_be_written_leaves_nothing(
+    filed: tuple[Path, list[tuple[str, str]], np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _, rows = filed
+    query = queries(rows)[4]
+    expected = VectorIndex(path).search(query, limit=10)
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(np, "save", full_disk)  # the keys are written, the matrix fails
+        assert VectorIndex(path).keep_snapshot() is False
+    assert sorted(p.name for p in path.parent.iterdir() if "snapshot" in p.name) == []
+    # a write cut short by a crash leaves a hidden partial file: it is stale
+    crashed = path.with_name(f".{path.name}.snapshot-0123.npy.beef.partial")
+    crashed.write_bytes(b"x")
+    assert VectorIndex(path).stale_snapshots() == [crashed]
+    assert VectorIndex(path).keep_snapshot() is True
+    assert not crashed.exists() and snapshots(path) == ["keys", "npy"]
+    assert VectorIndex(path, read_only=True).search(query, limit=10) == expected
+
+
+def test_keys_a_line_cannot_hold_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    needs_usearch()
+    monkeypatch.setattr(vectors_module, "LARGE", 1)
+    path = tmp_path / "vectors.sqlite"
+    rows = np.eye(3, DIMENSION, dtype=np.float32)
+    write(
+        VectorIndex(path),
+        [("urn:g:a", "urn:n:1"), ("urn:g:a", "urn:n:2\tx"), ("urn:g:a", "urn:n:3")],
+        rows,
+    )
+    assert VectorIndex(path).keep_snapshot() is False
+    assert snapshots(path) == []
+    found = VectorIndex(path).search(rows[1], limit=1)
+    assert (found[0].graph, found[0].iri) == ("urn:g:a", "urn:n:2\tx")

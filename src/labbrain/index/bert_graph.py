@@ -21,13 +21,13 @@ import json
 import math
 import os
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labbrain.errors import SemanticUnavailable
+from labbrain.files import atomic_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -153,14 +153,10 @@ def remembered_digest(model_dir: Path, cache_dir: Path) -> str:
     if len(known) == 64 and all(c in "0123456789abcdef" for c in known):
         return known
     digest = weights_digest(model_dir)
-    partial = memo.with_name(f".{memo.name}.{os.getpid()}.{threading.get_ident()}")
-    try:
+    with contextlib.suppress(OSError):
         memo.parent.mkdir(parents=True, exist_ok=True)
-        partial.write_text(digest, encoding="ascii")
-        os.replace(partial, memo)
-    except OSError:
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
+        with atomic_file(memo) as handle:
+            handle.write(digest.encode("ascii"))
     return digest
 
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from labbrain.files import atomic_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,9 +65,10 @@ def read(
 
 def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) -> bool:
     """Keep ``keys`` and the int8 ``matrix`` as the snapshot of ``version`` (each file written
-    whole, then renamed into place; the matrix last, so a reader finding it finds the keys)
-    and remove the other snapshots of ``path``. Returns False, leaving nothing partial, when
-    it cannot (a full disk, a read-only folder, a key that a line cannot hold)."""
+    whole, then renamed into place: :func:`labbrain.files.atomic_file`; the matrix last, so a
+    reader finding it finds the keys) and remove the other snapshots of ``path``. Returns
+    False, leaving nothing partial, when it cannot (a full disk, a read-only folder, a key
+    that a line cannot hold)."""
     import numpy as np
 
     remove(stale(path, version))
@@ -77,22 +78,14 @@ def write(path: Path, version: tuple[str, ...], keys: list[Key], matrix: Any) ->
     graphs = sorted({graph for graph, _ in keys})
     code = {graph: str(number) for number, graph in enumerate(graphs)}
     text = json.dumps(graphs) + "\n" + "\n".join(f"{code[g]}\t{iri}" for g, iri in keys)
-    partial = f".{os.getpid()}.{threading.get_ident()}.partial"
-    done: list[Path] = []
+    written = path.with_name(base + _KEYS)
     try:
-        for suffix in (_KEYS, _MATRIX):
-            target = path.with_name(base + suffix)
-            scratch = path.with_name(base + suffix + partial)
-            done.append(scratch)
-            if suffix == _KEYS:
-                scratch.write_text(text, encoding="utf-8")
-            else:
-                with scratch.open("wb") as handle:
-                    np.save(handle, np.ascontiguousarray(matrix, dtype=np.int8))
-            os.replace(scratch, target)
-            done[-1] = target
+        with atomic_file(written) as handle:
+            handle.write(text.encode("utf-8"))
+        with atomic_file(path.with_name(base + _MATRIX)) as handle:
+            np.save(handle, np.ascontiguousarray(matrix, dtype=np.int8))
     except OSError:
-        remove(done)
+        remove([written])
         return False
     return True
 
@@ -101,7 +94,10 @@ def stale(path: Path, version: tuple[str, ...] | None) -> list[Path]:
     """The snapshot files of the index at ``path`` that are not of ``version`` (all of them
     for None), partly written ones included, in name order."""
     prefix = None if version is None else _base(path, version) + "."
-    found = path.parent.glob(f"{path.name}.snapshot-*")
+    found = [
+        *path.parent.glob(f"{path.name}.snapshot-*"),
+        *path.parent.glob(f".{path.name}.snapshot-*.partial"),  # a write cut short
+    ]
     return sorted(old for old in found if prefix is None or not old.name.startswith(prefix))
 
 
