@@ -66,10 +66,29 @@ GUARD = 0.01
 Rankings = tuple[list[SearchHit], list[SearchHit], frozenset[str], str | None]
 
 
-def rankings(brain: LabBrain) -> dict[str, list[Rankings]]:
-    """Task -> (keyword hits, semantic hits, gold IRIs, IRI to leave out) per query."""
+#: A query: (text, dataset graph, node types or None for all, gold IRIs, IRI to leave out).
+Query = tuple[str, str, list[str] | None, frozenset[str], str | None]
+
+
+def load_and_embed(brain: LabBrain) -> None:
+    """Load :data:`EXPORTS` into ``brain`` and embed every node (exits when an export is
+    missing or the embedding does not complete)."""
+    missing = [str(p) for p in EXPORTS if not p.exists()]
+    if missing:
+        raise SystemExit(f"missing exports: {', '.join(missing)}")
+    for export in EXPORTS:
+        brain.load(str(export))
+    runner = task_runner(brain)
+    final = runner.start(runner.create("embed").task_id)
+    if final.status != "completed":
+        raise SystemExit(f"embed ended {final.status}")
+
+
+def queries(brain: LabBrain) -> dict[str, list[Query]]:
+    """Task (``claim-evidence``, ``paraphrase-tune``, ``paraphrase-report``) -> its queries
+    over every dataset loaded in ``brain``."""
     graphs = sorted(row["graph"] for row in brain.datasets())
-    asked: dict[str, list[tuple[str, str, list[str] | None, frozenset[str], str | None]]] = {
+    asked: dict[str, list[Query]] = {
         "claim-evidence": [
             (q.node.title, q.node.graph, list(q.target_types), q.gold, q.node.iri)
             for q in gold_queries(brain, graphs)["claim-evidence"]
@@ -77,10 +96,15 @@ def rankings(brain: LabBrain) -> dict[str, list[Rankings]]:
     }
     for split, pairs in paraphrase_queries(brain, graphs, read_paraphrases()).items():
         asked[f"paraphrase-{split}"] = [(q.question, g, None, q.expected, None) for q, g in pairs]
+    return asked
+
+
+def rankings(brain: LabBrain) -> dict[str, list[Rankings]]:
+    """Task -> (keyword hits, semantic hits, gold IRIs, IRI to leave out) per query."""
     found: dict[str, list[Rankings]] = {}
-    for task, queries in asked.items():
+    for task, asked in queries(brain).items():
         found[task] = []
-        for text, graph, types, gold, leave in queries:
+        for text, graph, types, gold, leave in asked:
             legs = [
                 brain.search(
                     text, mode=mode, limit=DEPTH + 1, graphs=[graph], node_types=types
@@ -119,17 +143,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=HERE / "results" / "fusion.md")
     args = parser.parse_args()
-    missing = [str(p) for p in EXPORTS if not p.exists()]
-    if missing:
-        parser.error(f"missing exports: {', '.join(missing)}")
-    settings = Settings(store=":memory:")
-    with LabBrain(settings) as brain:
-        for export in EXPORTS:
-            brain.load(str(export))
-        runner = task_runner(brain)
-        final = runner.start(runner.create("embed").task_id)
-        if final.status != "completed":
-            raise SystemExit(f"embed ended {final.status}")
+    with LabBrain(Settings(store=":memory:")) as brain:
+        load_and_embed(brain)
         model = brain.vectors.model
         found = rankings(brain)
         hits = [h for queries in found.values() for kw, sem, _, _ in queries for h in kw + sem]

@@ -22,7 +22,7 @@ from labbrain.errors import SemanticUnavailable
 from labbrain.index import bert_graph, embeddings, ort_runtime
 from labbrain.index.bert_graph import GRAPH_VERSION, prepare_model, read_shape, remembered_digest
 from labbrain.index.embeddings import configured_model_id, packaged_model_dir, provider_for
-from labbrain.index.onnx_encoder import OnnxProvider, encoder_id
+from labbrain.index.onnx_encoder import TITLE_WEIGHT, OnnxProvider, encoder_id
 
 MODEL = packaged_model_dir("all-MiniLM-L6-v2")
 
@@ -142,6 +142,71 @@ def test_texts_are_cut_at_max_tokens(model_dir: Path, cache: Path) -> None:
     assert float(cut[0] @ cut[1]) > 0.9999
     wide = OnnxProvider(model_dir, "m", cache_dir=cache, max_tokens=128).embed([base, longer])
     assert float(wide[0] @ wide[1]) < 0.99
+
+
+#: (title, body) of node-like texts: a short title, then a body that says more and otherwise.
+TITLED = [
+    (
+        "Cross-cutting exposure softens partisan feelings",
+        "Participants who followed accounts of the other party for a month rated its voters "
+        "warmer on a feeling thermometer; effects faded after six weeks.",
+    ),
+    (
+        "[[CLM]] - Actin assembly pushes the membrane inward",
+        "- Supported by live-cell imaging of Arp2/3 at endocytic sites in yeast and in "
+        "human cells, with [[@Smith 2020]] reporting the force per filament",
+    ),
+    ("Échantillon: naïve café-goers, n = 42", "p < 0.05, effect size d = 0.3, two sites"),
+]
+
+
+def test_a_titled_text_adds_its_titles_words_in_context(
+    model_dir: Path, cache: Path, reference: object
+) -> None:
+    """Line one of a text is its title: the vector is normalise(whole + w x title), where
+    whole is the model's own mean over every token vector and title the mean over the title's
+    word pieces only, from the same run (w = TITLE_WEIGHT)."""
+    assert TITLE_WEIGHT > 0
+    texts = [f"{title}\n{body}" for title, body in TITLED]
+    ours = fp32_provider(model_dir, cache, 128).embed(texts)
+    reference.max_seq_length = 128  # type: ignore[attr-defined]
+    tokens = reference.encode(texts, output_value="token_embeddings")  # type: ignore[attr-defined]
+    tokenizer = reference.tokenizer  # type: ignore[attr-defined]
+    for (title, _), row, vector in zip(TITLED, tokens, ours, strict=True):
+        row = np.asarray(row, dtype=np.float64)
+        pieces = len(tokenizer(title, add_special_tokens=False)["input_ids"])
+        whole = row.mean(axis=0)  # [CLS], every word piece, [SEP]
+        lead = row[1 : 1 + pieces].mean(axis=0)  # the title's word pieces alone
+        expected = whole / np.linalg.norm(whole) + TITLE_WEIGHT * lead / np.linalg.norm(lead)
+        expected /= np.linalg.norm(expected)
+        assert float(vector @ expected) > 0.99999
+        assert float(vector @ (whole / np.linalg.norm(whole))) < 0.999  # the title counts
+
+
+def test_the_shipped_title_weight_is_the_one_chosen_on_the_tune_split() -> None:
+    root = Path(__file__).resolve().parents[2]
+    tuned = json.loads((root / "bench" / "results" / "title-weight.json").read_text())
+    assert tuned["chosen"] == TITLE_WEIGHT
+    assert tuned["chosen"] in [row["weight"] for row in tuned["grid"]]
+
+
+def test_one_line_texts_and_weight_zero_are_the_whole_text(model_dir: Path, cache: Path) -> None:
+    """A one-line text (a query) gets no title; a provider of weight 0 ignores titles, and its
+    vectors carry another model id."""
+    weighted = fp32_provider(model_dir, cache, 128)
+    plain = fp32_provider(model_dir, cache, 128)
+    plain.title_weight = 0.0
+    assert np.allclose(weighted.embed(TEXTS[:3]), plain.embed(TEXTS[:3]), atol=1e-6)
+    titled = [f"{title}\n{body}" for title, body in TITLED]
+    flat = [f"{title} {body}" for title, body in TITLED]
+    assert np.allclose(plain.embed(titled), weighted.embed(flat), atol=1e-6)
+    assert encoder_id("m", 96, 0.0) == "m (onnx int8, 96 tokens)"
+    assert encoder_id("m", 96, 0.5) == "m (onnx int8, 96 tokens, title weight 0.5)"
+    assert len({encoder_id("m", 96), encoder_id("m", 96, 0.0), encoder_id("m", 96, 1.0)}) == 3
+    # a title cut away with the window is all the lead there is: still one unit vector
+    long_title = " ".join(["echo chambers"] * 80) + "\nbody"
+    (vector,) = weighted.embed([long_title])
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
 
 
 def test_the_encoder_is_built_once_and_kept(model_dir: Path, tmp_path: Path) -> None:

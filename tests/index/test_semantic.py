@@ -43,7 +43,7 @@ from labbrain.index.embeddings import (
 )
 from labbrain.index.hybrid import fuse, link_rerank
 from labbrain.index.text import IndexedNode, SearchHit
-from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text
+from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text, one_line
 from labbrain.install import install_command
 from labbrain.mcp.server import build_server
 from labbrain.ops.retrieval_eval import evaluate, score
@@ -59,7 +59,7 @@ OFFICIAL_VOCAB = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038
 PARAPHRASE = "swelling the cells with a low-salt bath prolongs adaptor residence"
 PARAPHRASED = {"HqMCjiL8W", "6UZgCRpMS"}
 #: The id vectors of the default model and runtime carry (int8, texts cut at 96 word pieces).
-MODEL_ID = "all-MiniLM-L6-v2 (onnx int8, 96 tokens)"
+MODEL_ID = "all-MiniLM-L6-v2 (onnx int8, 96 tokens, title weight 0.75)"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -241,8 +241,8 @@ def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
     sample_brain: LabBrain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The documented fusion, on lists made by hand: a node scores the sum over the lists it
-    is in of weight / (1 + rank), with weight 1 for keyword and 0.5 for semantic."""
-    assert (hybrid.RRF_K, hybrid.SEMANTIC_WEIGHT) == (1, 0.5)  # bench/results/fusion.md
+    is in of weight / (2 + rank), with weight 1 for keyword and 0.75 for semantic."""
+    assert (hybrid.RRF_K, hybrid.SEMANTIC_WEIGHT) == (2, 0.75)  # bench/results/fusion.md
     tuned = json.loads((ROOT / "bench" / "results" / "fusion.json").read_text())["chosen"]
     shipped = (hybrid.RRF_K, hybrid.SEMANTIC_WEIGHT, hybrid.LINK_WEIGHT, hybrid.LINK_DEPTH)
     assert shipped == (tuned["k"], tuned["weight"], tuned["link_weight"], tuned["link_depth"])
@@ -252,7 +252,7 @@ def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
     monkeypatch.setattr(sample_brain.index, "search", lambda *args, **kwargs: keyword)
     monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
     found = sample_brain.search("anything", mode="hybrid", limit=10).hits
-    expected = {"a": 1 / 2, "b": 1 / 4, "c": 1 / 3 + 0.5 / 2, "d": 0.5 / 3}
+    expected = {"a": 1 / 3, "b": 1 / 5, "c": 1 / 4 + 0.75 / 3, "d": 0.75 / 4}
     assert [hit.node.uid for hit in found] == ["c", "a", "b", "d"]
     assert [hit.score for hit in found] == pytest.approx([expected[u] for u in "cabd"])
     assert [hit.snippet for hit in found] == ["kc", "ka", "kb", "sd"]  # keyword's first
@@ -320,16 +320,17 @@ def test_hybrid_search_lifts_a_node_linked_to_the_best_hit(
     monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
     found = sample_brain.search("anything", mode="hybrid", limit=10).hits
     order = [hit.node.iri for hit in found]
-    # fused alone the neighbour (semantic rank 3: 0.5 / 4) is last; linked to the top hit
-    # (keyword rank 1: 1 / 2) it gains LINK_WEIGHT x 1 / 2 and comes second
+    # fused alone the neighbour (semantic rank 3: 0.75 / 5) is last; linked to the top hit
+    # (keyword rank 1: 1 / 3) it gains LINK_WEIGHT x 1 / 3 and comes second
     assert order == [top.iri, neighbour.iri, strangers[0].iri, strangers[1].iri]
-    assert found[1].score == pytest.approx(0.5 / 4 + hybrid.LINK_WEIGHT * (1 / 2))
+    assert found[1].score == pytest.approx(0.75 / 5 + hybrid.LINK_WEIGHT * (1 / 3))
 
 
 def test_fuse_scores_and_ties() -> None:
     a, b, c = node("a"), node("b"), node("c")
     fused = fuse(
-        [([SearchHit(a, "ka", 9), SearchHit(b, "kb", 8)], 1.0), ([SearchHit(b, "sb", 0.9)], 0.5)]
+        [([SearchHit(a, "ka", 9), SearchHit(b, "kb", 8)], 1.0), ([SearchHit(b, "sb", 0.9)], 0.5)],
+        k=1,
     )
     assert [h.node.uid for h in fused] == ["b", "a"]
     assert fused[0].score == pytest.approx(1 / 3 + 0.5 / 2)  # weight / (1 + rank)
@@ -337,6 +338,19 @@ def test_fuse_scores_and_ties() -> None:
     assert fused[1].score == pytest.approx(1 / 2)
     tied = fuse([([SearchHit(c, "", 1)], 1.0), ([SearchHit(a, "", 1)], 1.0)], k=60)
     assert [h.node.uid for h in tied] == ["a", "c"]  # same score and rank: by key
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_a_query_on_several_lines_is_embedded_as_one(embedded: LabBrain, mode: str) -> None:
+    """A query has no title line: broken over lines it finds what it finds on one."""
+    reader = DiscourseReader(embedded)
+    words = PARAPHRASE.split()
+    broken = " ".join(words[:3]) + "\n" + " ".join(words[3:])
+    flat = reader.search_nodes(PARAPHRASE, mode=mode, limit=10).results
+    assert flat
+    assert [(h.uid, h.score) for h in reader.search_nodes(broken, mode=mode, limit=10).results] == [
+        (h.uid, h.score) for h in flat
+    ]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
@@ -385,8 +399,17 @@ def test_node_text_drops_front_matter_images_and_urls() -> None:
         '---\ntitle: "[[EVD]] - x"\nurl: https://roamresearch.com/x\n---\n\n'
         "- Result ![](https://img.example/a.png) see https://doi.org/10.1/x now"
     )
-    assert node_text("Title", content) == "Title - Result see now"
+    assert node_text("Title", content) == "Title\n- Result see now"
     assert len(node_text("t", "word " * 1000)) == 2000
+
+
+def test_node_text_puts_the_title_alone_on_the_first_line() -> None:
+    """A titled text: the title (whitespace collapsed) on line one, the body on line two;
+    one line when either is missing, so a one-line text never gets a title of its body's."""
+    assert node_text(" Does  reading\nheadlines ", "a\n\n b  c ") == "Does reading headlines\na b c"
+    assert node_text("", "- only\n  the body") == "- only the body"
+    assert node_text("Only the title", "---\ntitle: x\n---\n ") == "Only the title"
+    assert one_line(" a query\n on two  lines ") == "a query on two lines"
 
 
 def test_embed_keeps_a_large_indexs_search_matrix_for_the_next_process(

@@ -4,10 +4,13 @@ A sentence-transformers model of the BERT family (all-MiniLM-L6-v2 and its kin: 
 with ``model_type`` ``bert``, ``model.safetensors``, mean or CLS pooling, optionally a
 Normalize module) is an encoder of a fixed shape. :func:`build_graph` writes that shape as
 standard ONNX operators (opset 18) with the model's weights as initializers: inputs
-``input_ids`` and ``attention_mask`` (int64, batch x tokens), output ``embedding`` (float32,
-batch x hidden size, L2-normalised). :func:`prepare_model` builds it once, quantises its
-matrix products to int8 (ONNX Runtime's dynamic quantisation) and keeps the result in a cache
-directory named by the weights' SHA-256, so later processes only load the file.
+``input_ids``, ``attention_mask`` and ``lead_mask`` (int64, batch x tokens; the lead mask marks
+the tokens of a text's title), outputs ``embedding`` and ``lead`` (float32, batch x hidden size,
+L2-normalised when the model normalises): the text pooled over all its tokens, and over its
+lead's tokens only (for CLS pooling both are the CLS vector). :func:`prepare_model` builds it
+once, quantises its matrix products to int8 (ONNX Runtime's dynamic quantisation) and keeps
+the result in a cache directory named by the weights' SHA-256, so later processes only load
+the file.
 
 Token type ids are always 0 for single sentences, so their embedding row is folded into the
 position embeddings.
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 #: Bumped whenever the graph written for the same weights changes (it names the cache entry).
-GRAPH_VERSION = "2"
+GRAPH_VERSION = "3"
 OPSET = 18
 WEIGHTS_FILE = "model.safetensors"
 
@@ -287,26 +290,44 @@ def build_graph(model_dir: Path) -> Any:
         out = _linear(g, inner, w, at + "output.dense")
         x = _layer_norm(g, g.op("Add", [out, x]), w, at + "output.LayerNorm", epsilon)
 
+    def normalised(pooled: str) -> str:
+        if not shape.normalize:
+            return pooled
+        norm = g.op("ReduceL2", [pooled, axis1], keepdims=1)
+        return g.op("Div", [pooled, g.op("Max", [norm, g.scalar(1e-12)])], "normalised")
+
     if shape.pooling == "cls":
         pooled = g.op("Gather", [x, g.constant("first", np.array(0, np.int64))], "pooled", axis=1)
+        embedding = lead = normalised(pooled)
     else:
-        weights3 = g.op("Unsqueeze", [mask, g.constant("axis2", np.array([2], np.int64))])
-        total = g.op("ReduceSum", [g.op("Mul", [x, weights3]), axis1], keepdims=0)
-        count = g.op("ReduceSum", [mask, axis1], keepdims=1)
-        pooled = g.op("Div", [total, g.op("Max", [count, g.scalar(1e-9)])], "pooled")
-    if shape.normalize:
-        norm = g.op("ReduceL2", [pooled, axis1], keepdims=1)
-        pooled = g.op("Div", [pooled, g.op("Max", [norm, g.scalar(1e-12)])], "normalised")
-    g.nodes.append(helper.make_node("Identity", [pooled], ["embedding"]))
+        # Mean pooling over the attended tokens, and over the lead's (the title's) alone: the
+        # title's words in the context of the whole text.
+        lead_mask = g.op("Cast", ["lead_mask"], "lead_mask_float", to=TensorProto.FLOAT)
+        axis2 = g.constant("axis2", np.array([2], np.int64))
 
+        def mean_over(weights: str) -> str:
+            weighted = g.op("Mul", [x, g.op("Unsqueeze", [weights, axis2])])
+            total = g.op("ReduceSum", [weighted, axis1], keepdims=0)
+            count = g.op("ReduceSum", [weights, axis1], keepdims=1)
+            return g.op("Div", [total, g.op("Max", [count, g.scalar(1e-9)])], "pooled")
+
+        embedding = normalised(mean_over(mask))
+        lead = normalised(mean_over(g.op("Mul", [mask, lead_mask])))
+    g.nodes.append(helper.make_node("Identity", [embedding], ["embedding"]))
+    g.nodes.append(helper.make_node("Identity", [lead], ["lead"]))
+
+    tokens_shape = ["batch", "tokens"]
     graph = helper.make_graph(
         g.nodes,
         "sentence_encoder",
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info(name, TensorProto.INT64, tokens_shape)
+            for name in ("input_ids", "attention_mask", "lead_mask")
         ],
-        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])],
+        [
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", hidden])
+            for name in ("embedding", "lead")
+        ],
         g.initializers,
     )
     model = helper.make_model(

@@ -73,7 +73,12 @@ class EmbeddingProvider(Protocol):
         ...
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """One unit-length float32 row per text, in order (shape ``(len(texts), dimension)``)."""
+        """One unit-length float32 row per text, in order (shape ``(len(texts), dimension)``).
+
+        A text of more than one line is a titled text: its first line is its title, which a
+        provider may weigh more than the rest (the default ONNX provider does). Texts meant
+        as a whole (queries) are passed on one line (:func:`labbrain.index.vectors.one_line`).
+        """
         ...
 
 

@@ -43,15 +43,15 @@ from labbrain.index.embeddings import (
     semantic_installed,
 )
 from labbrain.index.text import SearchHit, TextIndex
-from labbrain.index.vectors import Key, VectorIndex, node_text, nodes_of
+from labbrain.index.vectors import Key, VectorIndex, node_text, nodes_of, one_line
 from labbrain.settings import Settings
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 MODES: tuple[str, ...] = get_args(Mode)
-RRF_K = 1
-SEMANTIC_WEIGHT = 0.5
-LINK_WEIGHT = 1.0
-LINK_DEPTH = 10
+RRF_K = 2
+SEMANTIC_WEIGHT = 0.75
+LINK_WEIGHT = 0.5
+LINK_DEPTH = 5
 DEPTH = 50
 SNIPPET_CHARS = 200
 _MARKUP = re.compile(r"\[\[|\]\]|\*\*|#{1,6} |(?:^|(?<=\s))[-*] |\w+::")
@@ -185,7 +185,7 @@ def semantic_hits(
             limit=max(index.count(), 1),
         )
         allowed = {(node.graph, node.iri) for node in nodes}
-    query = provider.embed([text])[0]
+    query = provider.embed([one_line(text)])[0]
     # Over-fetch a little: vectors of nodes dropped since the last embed resolve to nothing.
     found = vectors.search(query, limit=limit + 10, graphs=graphs, allowed=allowed)
     hits = []

@@ -6,6 +6,14 @@ sentence-transformers module files) are read from the model directory
 kept, quantised to int8, in labbrain's cache directory (:mod:`labbrain.index.bert_graph`).
 Texts are cut to their first ``max_tokens`` word pieces: the title and the opening of the
 content, which carry a node's meaning (all-MiniLM-L6-v2 was trained on 128-token inputs).
+
+A text of more than one line is a titled text (see
+:meth:`labbrain.index.embeddings.EmbeddingProvider.embed`): its first line is the title. Its
+vector is the whole text's plus ``title_weight`` times its title's (the title's word pieces
+pooled in the context of the whole text, from the same run of the model), normalised: a node's
+title names what it is about, its body mostly how. A one-line text (a query) is embedded as
+it is. The weight was chosen on the tune split of the paraphrase set
+(``bench/tune_title_weight.py``).
 """
 
 from __future__ import annotations
@@ -23,10 +31,16 @@ if TYPE_CHECKING:
     from labbrain.index.cached_embedder import Vectors
 
 
-def encoder_id(model_id: str, max_tokens: int) -> str:
+#: How much a titled text's title adds to its vector (0: the whole text alone).
+TITLE_WEIGHT = 0.75
+
+
+def encoder_id(model_id: str, max_tokens: int, title_weight: float = TITLE_WEIGHT) -> str:
     """The id of vectors this provider makes from ``model_id``'s weights (int8, cut at
-    ``max_tokens``): vectors of another runtime or cut are not mixed with them."""
-    return f"{model_id} (onnx int8, {max_tokens} tokens)"
+    ``max_tokens``, titles weighed ``title_weight``): vectors of another runtime, cut or
+    weight are not mixed with them."""
+    titles = f", title weight {title_weight:g}" if title_weight else ""
+    return f"{model_id} (onnx int8, {max_tokens} tokens{titles})"
 
 
 class OnnxProvider(CachingEmbedder):
@@ -43,6 +57,7 @@ class OnnxProvider(CachingEmbedder):
         *,
         cache_dir: Path,
         max_tokens: int = 128,
+        title_weight: float = TITLE_WEIGHT,
         threads: int | None = None,
     ) -> None:
         from tokenizers import Tokenizer
@@ -53,7 +68,8 @@ class OnnxProvider(CachingEmbedder):
         shape = read_shape(model_dir)
         self._dimension = shape.hidden
         self.max_tokens = min(max_tokens, shape.max_positions)
-        self._model_id = encoder_id(model_id, self.max_tokens)
+        self.title_weight = title_weight
+        self._model_id = encoder_id(model_id, self.max_tokens, title_weight)
         try:
             tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         except Exception as error:  # tokenizers raises its own exception kinds
@@ -80,8 +96,34 @@ class OnnxProvider(CachingEmbedder):
     def _encode(self, texts: list[str]) -> Vectors:
         import numpy as np
 
+        whole, lead = self.encode_parts(texts)
+        if not self.title_weight:
+            return whole
+        combined = whole + self.title_weight * lead
+        norms = np.maximum(np.linalg.norm(combined, axis=1, keepdims=True), 1e-12)
+        return np.asarray(combined / norms, dtype=np.float32)
+
+    def encode_parts(self, texts: list[str]) -> tuple[Vectors, Vectors]:
+        """(whole, title) vectors of one batch of ``texts``: each text pooled over all its
+        word pieces, and over its title's word pieces (a titled text's first line, as far as
+        the cut keeps it; for a one-line text, or a title without word pieces, the whole
+        text's vector again)."""
+        import numpy as np
+
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        (rows,) = self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
-        return np.asarray(rows, dtype=np.float32)
+        lead = mask.copy()
+        for row, (text, encoding) in enumerate(zip(texts, encodings, strict=True)):
+            title_end = text.find("\n")
+            if title_end <= 0:
+                continue
+            ends = np.array([end for _, end in encoding.offsets])
+            special = np.array(encoding.special_tokens_mask, dtype=bool)
+            in_title = (ends <= title_end) & ~special & (mask[row] == 1)
+            if in_title.any():
+                lead[row] = in_title
+        whole, title = self._session.run(
+            ["embedding", "lead"], {"input_ids": ids, "attention_mask": mask, "lead_mask": lead}
+        )
+        return np.asarray(whole, dtype=np.float32), np.asarray(title, dtype=np.float32)

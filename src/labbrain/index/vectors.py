@@ -73,11 +73,19 @@ Key = tuple[str, str]
 
 
 def node_text(title: str, content: str) -> str:
-    """The text a node is embedded from: its title, then its markdown without the front
-    matter, images and URLs, whitespace collapsed, at most MAX_TEXT_CHARS characters."""
+    """The text a node is embedded from, at most MAX_TEXT_CHARS characters: its title on the
+    first line, then its markdown without the front matter, images and URLs on the second,
+    whitespace collapsed in each (a titled text, see
+    :meth:`labbrain.index.embeddings.EmbeddingProvider.embed`). One line when either is
+    empty."""
     body = _URL.sub(" ", _IMAGE.sub(" ", _FRONT_MATTER.sub("", content)))
-    text = _SPACE.sub(" ", f"{title}\n{body}").strip()
-    return text[:MAX_TEXT_CHARS]
+    parts = [_SPACE.sub(" ", part).strip() for part in (title, body)]
+    return "\n".join(part for part in parts if part)[:MAX_TEXT_CHARS]
+
+
+def one_line(text: str) -> str:
+    """``text`` with its whitespace collapsed: embedded as a whole, with no title line."""
+    return _SPACE.sub(" ", text).strip()
 
 
 def digest_of(text: str) -> str:

@@ -36,6 +36,7 @@ from labbrain.errors import InvalidArgument, SemanticUnavailable
 from labbrain.index.embeddings import EmbeddingProvider, provider_for, semantic_installed
 from labbrain.index.text import IndexedNode
 from labbrain.index.textrank import key_terms, rank, words
+from labbrain.index.vectors import one_line
 from labbrain.rdf.namespaces import PROPOSITION_PREFIX
 from labbrain.store import templates
 
@@ -473,7 +474,7 @@ class PropositionPaths:
         if meaning is not None and stored:
             seen = {p.iri for p, _ in found}
             recent = stored[-MAX_EMBEDDED:]
-            vectors = meaning.embed([text, *(p.content for p in recent)])
+            vectors = meaning.embed([one_line(t) for t in (text, *(p.content for p in recent))])
             scores = vectors[1:] @ vectors[0]
             close = sorted(
                 ((float(s), p) for s, p in zip(scores, recent, strict=True)),
