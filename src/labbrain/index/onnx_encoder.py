@@ -89,6 +89,10 @@ class OnnxProvider(CachingEmbedder):
         # No busy-waiting between runs: on a small machine spinning worker threads take the
         # cores from the rest of the process (the task that saves progress, the next search).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # No memory pattern: it is planned per input shape, and batches sorted by length each
+        # have their own; with it `labbrain embed` peaked 100 MB higher (390 against 285 MB on
+        # the real corpus) at the same speed.
+        options.enable_mem_pattern = False
         self._session = onnxruntime.InferenceSession(
             str(path), options, providers=["CPUExecutionProvider"]
         )
