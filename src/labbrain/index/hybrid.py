@@ -14,10 +14,10 @@
 The fusion constants are measured, not guessed, and chosen on one part of an evaluation set
 and reported on another (``bench/tune_fusion.py``, ``bench/results/fusion.md``): on the tune
 split of the paraphrase questions shipped with labbrain, among the fusions that keep the real
-corpus' claim → evidence retrieval as good as before, k=1 with the semantic list at half
-weight and the link re-ranking at full weight over the best 10 found an expected node in the
-top 10 for 0.69 of the questions where the previous fusion (k=10, no re-ranking) found 0.47
-(report split: 0.69 against 0.40; without the re-ranking 0.51). Run
+corpus' claim → evidence retrieval as good as before, k=2 with the semantic list at three
+quarters weight and the link re-ranking at half weight over the best 5 found an expected node
+in the top 10 for 0.74 of the questions where the previous fusion (k=10, no re-ranking) found
+0.49 (report split: 0.72 against 0.40; without the re-ranking 0.62). Run
 ``labbrain eval-retrieval`` on your own graph to see which mode to trust there.
 
 Without a mode, hybrid is used when the vector index holds vectors of the configured model for
