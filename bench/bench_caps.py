@@ -38,7 +38,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
 from generate import write_export  # noqa: E402
 from labbrain import __version__  # noqa: E402
 from labbrain.core import LabBrain  # noqa: E402
@@ -46,6 +45,7 @@ from labbrain.discourse.reader import DiscourseReader  # noqa: E402
 from labbrain.mcp.caps import dumps, fit, fit_answer  # noqa: E402
 from labbrain.mcp.server import build_server  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
+from results_file import write_result  # noqa: E402
 
 CAPS = (4_000, 50_000)
 
@@ -148,8 +148,8 @@ def write(results: dict[str, Any], out: Path, command: str) -> None:
             f"| {row['tool']} | {row['cap']:,} | {row['fullChars']:,} | {row['fittedChars']:,} | "
             f"{row['kept']} | {row['toolSeconds']:.2f} | {row['fitMedianSeconds']:.3f} |"
         )
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    write_result(out.with_suffix(".md"), "\n".join(lines) + "\n")
+    write_result(out.with_suffix(".json"), json.dumps(results, indent=2) + "\n")
 
 
 def main() -> None:

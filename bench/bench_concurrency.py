@@ -56,6 +56,7 @@ from concurrency_mix import (  # noqa: E402
     run_endpoint,
     run_http,
 )
+from results_file import write_result  # noqa: E402
 
 SCENARIOS = {
     "http": "8 MCP clients on one `labbrain serve --mcp` (streamable HTTP, one process)",
@@ -248,8 +249,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "concurrency.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "concurrency.md").write_text(render(result) + "\n")
+    write_result(args.out / "concurrency.json", json.dumps(result, indent=2) + "\n")
+    write_result(args.out / "concurrency.md", render(result) + "\n")
     print(f"wrote {args.out / 'concurrency.md'}")
 
 

@@ -54,6 +54,7 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(BENCH_DIR))
 from bench_load import machine_info, source_revision  # noqa: E402
 from generate import write_export  # noqa: E402
+from results_file import write_result  # noqa: E402
 
 PREFIXES = """PREFIX dg: <https://discoursegraphs.com/schema/dg_core#>
 PREFIX dct: <http://purl.org/dc/terms/>
@@ -614,8 +615,8 @@ def main() -> None:
             stop(server)
         shutil.rmtree(work, ignore_errors=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "endpoint.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "endpoint.md").write_text(render(result) + "\n")
+    write_result(args.out / "endpoint.json", json.dumps(result, indent=2) + "\n")
+    write_result(args.out / "endpoint.md", render(result) + "\n")
     print(f"wrote {args.out / 'endpoint.md'}")
 
 

@@ -49,6 +49,8 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
+from results_file import write_result
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -335,8 +337,8 @@ def report(result: dict[str, Any], path: Path) -> None:
         "`RECORD` (scripts outside site-packages included), so the rows of a top-10 table do "
         "not add up exactly to the MB added.",
     ]
-    path.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result(path.with_suffix(".md"), "\n".join(lines) + "\n")
+    write_result(path.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
 
 
 def main() -> int:

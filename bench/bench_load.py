@@ -44,6 +44,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from results_file import write_result
+
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -896,10 +898,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_child(args.child, args.file, args.store)
     result = run(args)
     args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / "load.json").write_text(
-        json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    write_result(
+        args.results_dir / "load.json", json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     )
-    (args.results_dir / "load.md").write_text(render_markdown(result), encoding="utf-8")
+    write_result(args.results_dir / "load.md", render_markdown(result))
     print_console(result, args.width)
     _log(f"wrote {args.results_dir / 'load.md'} and {args.results_dir / 'load.json'}")
     return 0

@@ -70,6 +70,7 @@ from bench_load import (
     _version,
     ensure_export,
 )
+from results_file import write_result
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -1867,11 +1868,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     chart = args.results_dir / CHART_NAME
     if write_chart(result, chart):
         result["chart"] = chart.name
-    (args.results_dir / "mcp.json").write_text(
-        json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    write_result(
+        args.results_dir / "mcp.json", json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     )
     markdown = render_markdown(result)
-    (args.results_dir / "mcp.md").write_text(markdown, encoding="utf-8")
+    write_result(args.results_dir / "mcp.md", markdown)
     print(markdown)
     return 0
 

@@ -61,6 +61,7 @@ from labbrain.core import LabBrain  # noqa: E402
 from labbrain.discourse.reader import DiscourseReader  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
 from remote_report import METHODS, READS, write_markdown  # noqa: E402
+from results_file import write_result  # noqa: E402
 
 
 def _free_port() -> int:
@@ -215,7 +216,7 @@ def write_results(
         },
         "rows": rows,
     }
-    (RESULTS_DIR / "remote.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    write_result(RESULTS_DIR / "remote.json", json.dumps(data, indent=1))
     write_markdown(RESULTS_DIR)
 
 

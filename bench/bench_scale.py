@@ -103,6 +103,7 @@ from bench_mcp import (  # noqa: E402
 )
 from bench_remote import OXIGRAPH, oxigraph_server  # noqa: E402
 from remote_report import BACKENDS, WRITE_TIMEOUT_S, remote_scale_lines, write_markdown  # noqa: E402
+from results_file import write_result  # noqa: E402
 
 OUT_DIR = BENCH_DIR / "out"
 RESULTS_DIR = BENCH_DIR / "results"
@@ -1107,7 +1108,7 @@ def render_markdown(result: Record, mcp: Record | None) -> str:
 def write_remote_results(result: Record, results_dir: Path) -> Path:
     """Write one ``--backend`` run to ``remote-scale-BACKEND.json`` and ``remote.md`` again."""
     path = results_dir / f"remote-scale-{result['backend']}.json"
-    path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_result(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     write_markdown(results_dir)
     return path
 
@@ -1290,11 +1291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     result.pop("chart", None)
     if write_combined_chart(result, mcp_json, chart):
         result["chart"] = chart.name
-    (args.results_dir / "scale.json").write_text(
-        json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    write_result(
+        args.results_dir / "scale.json", json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     )
     markdown = render_markdown(result, mcp)
-    (args.results_dir / "scale.md").write_text(markdown, encoding="utf-8")
+    write_result(args.results_dir / "scale.md", markdown)
     print(markdown)
     return 0
 

@@ -71,6 +71,7 @@ from labbrain.core import LabBrain
 from labbrain.index.fulltext import FullText, FullTextDoc, query_words
 from labbrain.index.text import TextIndex
 from labbrain.settings import Settings
+from results_file import write_result
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -985,11 +986,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = json.loads(args.render.read_text(encoding="utf-8"))
     else:
         result = run(args)
-        (args.results_dir / f"{args.name}.json").write_text(
-            json.dumps(result, indent=2) + "\n", encoding="utf-8"
-        )
+        write_result(args.results_dir / f"{args.name}.json", json.dumps(result, indent=2) + "\n")
     markdown = render_markdown(result)
-    (args.results_dir / f"{args.name}.md").write_text(markdown, encoding="utf-8")
+    write_result(args.results_dir / f"{args.name}.md", markdown)
     print(markdown)
     return 0
 

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+from results_file import write_result  # noqa: E402
 
 Runtime = Literal["sentence-transformers", "onnx"]
 BEFORE: Runtime = "sentence-transformers"
@@ -1057,8 +1058,8 @@ def main() -> int:
     text = report(result)
     output: Path = args.output
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.with_suffix(".md").write_text(text, encoding="utf-8")
-    output.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result(output.with_suffix(".md"), text)
+    write_result(output.with_suffix(".json"), json.dumps(result, indent=2) + "\n")
     print(text)
     log(f"wrote {output.with_suffix('.md')} and {output.with_suffix('.json')}")
     return 0

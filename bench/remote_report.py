@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_mcp import CASES, FLOOR_TOOL, MB, _case_name, _describe, _fmt, _left
+from results_file import write_result
 
 Record = dict[str, Any]
 
@@ -108,7 +109,7 @@ def write_markdown(results_dir: Path) -> str:
     if scale:
         lines += ["", *remote_scale_lines(scale)]
     text = "\n".join(lines) + "\n"
-    (results_dir / "remote.md").write_text(text, encoding="utf-8")
+    write_result(results_dir / "remote.md", text)
     return text
 
 

@@ -35,7 +35,6 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
-
 from labbrain.core import LabBrain  # noqa: E402
 from labbrain.index.hybrid import DEPTH, fuse, link_rerank, links_among  # noqa: E402
 from labbrain.index.text import SearchHit  # noqa: E402
@@ -48,6 +47,7 @@ from labbrain.ops.retrieval_eval import (  # noqa: E402
 )
 from labbrain.ops.workflows import task_runner  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
+from results_file import write_result  # noqa: E402
 
 EXPORTS = [
     ROOT.parent / "shared" / "data" / "dg-social-media-polarization.jsonld",
@@ -250,11 +250,11 @@ def write(result: dict[str, Any], chosen: dict[str, Any], path: Path) -> None:
         "| **chosen** |" + line(chosen)[1:],
         "",
     ]
-    path.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
+    write_result(path.with_suffix(".md"), "\n".join(lines))
     # One grid row a line: the file stays readable and its diffs small.
     head = json.dumps({k: v for k, v in result.items() if k != "grid"}, indent=2)[:-2]
     rows = ",\n".join("    " + json.dumps(row) for row in result["grid"])
-    path.with_suffix(".json").write_text(f'{head},\n  "grid": [\n{rows}\n  ]\n}}\n', "utf-8")
+    write_result(path.with_suffix(".json"), f'{head},\n  "grid": [\n{rows}\n  ]\n}}\n')
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
-
 from labbrain.core import LabBrain  # noqa: E402
 from labbrain.index.embeddings import provider_for  # noqa: E402
 from labbrain.index.hybrid import DEPTH  # noqa: E402
@@ -45,6 +44,7 @@ from labbrain.index.onnx_encoder import OnnxProvider  # noqa: E402
 from labbrain.index.vectors import node_text, one_line  # noqa: E402
 from labbrain.ops.retrieval_eval import score  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
+from results_file import write_result  # noqa: E402
 from tune_fusion import EXPORTS, GUARD, queries  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
@@ -172,8 +172,8 @@ def write(result: dict[str, Any], kept: Any, path: Path) -> None:
             f"{ce['mrr']:.3f} | {'yes' if kept(row) else 'no'} |"
         )
     lines += ["", f"Chosen: w = {result['chosen']}.", ""]
-    path.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
-    path.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(path.with_suffix(".md"), "\n".join(lines))
+    write_result(path.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":
