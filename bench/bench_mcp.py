@@ -682,6 +682,16 @@ def _items(tool: str, text: str) -> tuple[int | None, int | None]:
     return count, data.get("total", count)
 
 
+def _search_mode(text: str) -> str | None:
+    """The mode a labbrain ``search_nodes`` answer says it searched in (None elsewhere)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    mode = data.get("mode") if isinstance(data, dict) else None
+    return mode if isinstance(mode, str) else None
+
+
 def _cut(text: str) -> str | None:
     """What a labbrain answer says about being cut short, or None for a whole answer.
 
@@ -738,6 +748,9 @@ async def call_tools(
                 text = _text(result)
                 call["bytes"] = len(text.encode("utf-8"))
                 call["items"], call["matched"] = _items(tool, text)
+                mode = _search_mode(text) if tool == "search_nodes" else None
+                if mode is not None:
+                    call["mode"] = mode
                 cut = _cut(text)
                 if cut is not None:
                     call["cut"] = cut
@@ -954,6 +967,7 @@ def summarise_tool(calls: list[Record]) -> Record:
         "median_items": _median(items),
         "median_matched": _median(matched),
         "validate_s": _median([c["validate_s"] for c in answered if "validate_s" in c]),
+        "modes": sorted({c["mode"] for c in answered if "mode" in c}),
         "cut": sum("cut" in c for c in answered),
         "cut_samples": sorted({c["cut"] for c in answered if "cut" in c})[:2],
     }
