@@ -1166,6 +1166,45 @@ def test_labbrain_serve_process(tmp_path: Path) -> None:
     assert not any(_alive(pid) for pid in workers), "worker processes outlived the server"
 
 
+def _ask_on(connection: socket.socket) -> bytes:
+    """Send one keep-alive request on ``connection`` and read its answer's status line and
+    headers (b"" when the server has closed the connection)."""
+    host = f"127.0.0.1:{connection.getpeername()[1]}"
+    connection.sendall(f"GET /sparql?query=ASK%7B%7D HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        try:
+            chunk = connection.recv(65536)
+        except ConnectionResetError:
+            return b""
+        if not chunk:
+            return b""
+        answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: (\d+)", head.lower()).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += connection.recv(65536)
+    return head
+
+
+@pytest.mark.subprocess
+def test_an_idle_connection_outlives_the_clients_keep_alive(tmp_path: Path) -> None:
+    """The server keeps an idle connection open longer than HTTP clients keep one in their
+    pool (5 s for httpx): a client never sends a request on a connection the server is
+    closing at that very moment."""
+    store = load_sample(tmp_path / "store")
+    process, url = _start_serve(store)
+    port = int(url.rstrip("/").rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+            assert _ask_on(connection).startswith(b"HTTP/1.1 200")
+            time.sleep(6.5)  # past httpx's 5 s and uvicorn's default 5 s
+            assert _ask_on(connection).startswith(b"HTTP/1.1 200")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+
+
 @pytest.mark.subprocess
 def test_serve_beside_a_writer(tmp_path: Path) -> None:
     """A store held by another process is served read-only, and its new writes are seen;

@@ -59,6 +59,12 @@ from labbrain.store.fresh import FreshStore
 
 log = logging.getLogger("labbrain.http")
 
+#: How long an idle client connection is kept open. Longer than HTTP clients keep an idle
+#: pooled connection (httpx, which the MCP SDK's client uses, and Node's fetch: 5 s or less):
+#: at uvicorn's default, 5 s, both ends gave up on a connection at the same moment, and a
+#: request sent on it just as the server closed it failed with a reset connection.
+KEEP_ALIVE_SECONDS = 75
+
 
 @dataclass(frozen=True)
 class Binding:
@@ -254,6 +260,7 @@ def serve(
             log_level="info",
             access_log=access_log,
             timeout_graceful_shutdown=5,
+            timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )
         with _signals_end_quietly():
             uvicorn.Server(config).run(sockets=[sock])
