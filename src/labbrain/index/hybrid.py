@@ -74,7 +74,7 @@ def default_mode(
     """The mode used when none is asked for: hybrid when usable vectors exist for ``graphs``,
     else keyword (with a note when vectors exist but cannot be used)."""
     chosen = list(graphs) if graphs is not None else None
-    if vectors.count(chosen) == 0:
+    if not vectors.has_any(chosen):
         return "keyword", None
     if not semantic_installed():
         return "keyword", f"keyword search only: vectors exist but {INSTALL_HINT}"
@@ -168,7 +168,7 @@ def semantic_hits(
     provider = provider_for(settings)
     if not vectors.usable(provider.model_id, graphs):
         where = "these datasets" if graphs else "the loaded datasets"
-        if vectors.count(graphs) and vectors.model != provider.model_id:
+        if vectors.has_any(graphs) and vectors.model != provider.model_id:
             reason = (
                 f"the vectors of {where} were computed with {vectors.model}, "
                 f"not {provider.model_id}"

@@ -176,7 +176,8 @@ class VectorIndex:
             )
             try:
                 version = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-                db.execute("SELECT count(*) FROM vectors").fetchone()
+                # The table is there and readable (one row, not a count: that reads them all).
+                db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
                 if version is not None and version[0] == SCHEMA_VERSION:
                     return db
             except sqlite3.Error:
@@ -219,9 +220,20 @@ class VectorIndex:
         with self._db() as db:
             return int(db.execute(sql, args).fetchone()[0])
 
+    def has_any(self, graphs: Iterable[str] | None = None) -> bool:
+        """True when at least one vector is stored (in ``graphs``, or at all): a probe of the
+        key index, whatever the number of vectors (``count`` reads them all)."""
+        sql, args = "SELECT EXISTS (SELECT 1 FROM vectors", []
+        if graphs is not None:
+            chosen = list(graphs)
+            sql += f" WHERE graph IN ({','.join('?' * len(chosen))})"
+            args = chosen
+        with self._db() as db:
+            return bool(db.execute(sql + ")", args).fetchone()[0])
+
     def usable(self, model: str, graphs: Iterable[str] | None = None) -> bool:
         """True when vectors of ``model`` exist (in ``graphs``, or anywhere)."""
-        return self.model == model and self.count(graphs) > 0
+        return self.model == model and self.has_any(graphs)
 
     def vector_of(self, graph: str, iri: str) -> NDArray[np.float32] | None:
         """The stored vector of one node, or None."""
