@@ -1149,7 +1149,8 @@ def render_markdown(result: Record, mcp: Record | None) -> str:
     lines += ["", "## Tools", ""]
     lines += _left(CASE_COLUMNS, case_rows(result["summary"]))
     lines += ["", *server_lines(result)]
-    lines += ["", "## Scaling", "", *scaling_lines(result, mcp)]
+    if not result.get("vectors"):  # bench_mcp's sizes search in keyword mode: no comparison
+        lines += ["", "## Scaling", "", *scaling_lines(result, mcp)]
     lines += ["", "## Load and store", "", *load_lines(result), "", *size_lines(result)]
     notes = [
         (key, sample)
