@@ -88,6 +88,14 @@ def one_line(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def _in_graphs(graphs: Iterable[str] | None) -> tuple[str, list[str]]:
+    """(SQL condition, its parameters) keeping the vectors of ``graphs`` (all when None)."""
+    if graphs is None:
+        return "", []
+    chosen = list(graphs)
+    return f" WHERE graph IN ({','.join('?' * len(chosen))})", chosen
+
+
 def digest_of(text: str) -> str:
     """The SHA-256 a vector's text is recorded with."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -212,24 +220,17 @@ class VectorIndex:
 
     def count(self, graphs: Iterable[str] | None = None) -> int:
         """Number of stored vectors (in ``graphs``, or overall)."""
-        sql, args = "SELECT count(*) FROM vectors", []
-        if graphs is not None:
-            chosen = list(graphs)
-            sql += f" WHERE graph IN ({','.join('?' * len(chosen))})"
-            args = chosen
+        where, args = _in_graphs(graphs)
         with self._db() as db:
-            return int(db.execute(sql, args).fetchone()[0])
+            return int(db.execute(f"SELECT count(*) FROM vectors{where}", args).fetchone()[0])
 
     def has_any(self, graphs: Iterable[str] | None = None) -> bool:
         """True when at least one vector is stored (in ``graphs``, or at all): a probe of the
         key index, whatever the number of vectors (``count`` reads them all)."""
-        sql, args = "SELECT EXISTS (SELECT 1 FROM vectors", []
-        if graphs is not None:
-            chosen = list(graphs)
-            sql += f" WHERE graph IN ({','.join('?' * len(chosen))})"
-            args = chosen
+        where, args = _in_graphs(graphs)
         with self._db() as db:
-            return bool(db.execute(sql + ")", args).fetchone()[0])
+            sql = f"SELECT EXISTS (SELECT 1 FROM vectors{where})"
+            return bool(db.execute(sql, args).fetchone()[0])
 
     def usable(self, model: str, graphs: Iterable[str] | None = None) -> bool:
         """True when vectors of ``model`` exist (in ``graphs``, or anywhere)."""
