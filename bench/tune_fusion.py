@@ -70,14 +70,19 @@ Rankings = tuple[list[SearchHit], list[SearchHit], frozenset[str], str | None]
 Query = tuple[str, str, list[str] | None, frozenset[str], str | None]
 
 
-def load_and_embed(brain: LabBrain) -> None:
-    """Load :data:`EXPORTS` into ``brain`` and embed every node (exits when an export is
-    missing or the embedding does not complete)."""
+def load_exports(brain: LabBrain) -> None:
+    """Load :data:`EXPORTS` into ``brain`` (exits when one is missing)."""
     missing = [str(p) for p in EXPORTS if not p.exists()]
     if missing:
         raise SystemExit(f"missing exports: {', '.join(missing)}")
     for export in EXPORTS:
         brain.load(str(export))
+
+
+def load_and_embed(brain: LabBrain) -> None:
+    """Load :data:`EXPORTS` into ``brain`` and embed every node (exits when an export is
+    missing or the embedding does not complete)."""
+    load_exports(brain)
     runner = task_runner(brain)
     final = runner.start(runner.create("embed").task_id)
     if final.status != "completed":
@@ -125,18 +130,32 @@ def measure(
 ) -> dict[str, float]:
     """recall@10, hit@10 and MRR of the fusion (k, weight) re-ranked by (link weight, link
     depth) over one task's queries."""
-    recall = hit = reciprocal = 0.0
+    ranked = []
     for keyword, semantic, gold, leave in found:
         fused = fuse([(keyword, 1.0), (semantic, weight)], k)
         if link_weight:
             fused = link_rerank(fused, links, weight=link_weight, depth=link_depth)
-        ranked = [h.node.iri for h in fused if h.node.iri != leave][:DEPTH]
-        at, rr = score(ranked, gold, (10,))
+        ranked.append(([h.node.iri for h in fused if h.node.iri != leave][:DEPTH], gold))
+    return summarise(ranked)
+
+
+def summarise(ranked: list[tuple[list[str], frozenset[str]]]) -> dict[str, float]:
+    """recall@10, hit@10 and MRR over (ranking, gold IRIs) pairs, one per query."""
+    recall = hit = reciprocal = 0.0
+    for iris, gold in ranked:
+        at, rr = score(iris, gold, (10,))
         recall += at[10]
-        hit += 1.0 if gold.intersection(ranked[:10]) else 0.0
+        hit += 1.0 if gold.intersection(iris[:10]) else 0.0
         reciprocal += rr
-    count = max(len(found), 1)
+    count = max(len(ranked), 1)
     return {"recall10": recall / count, "hit10": hit / count, "mrr": reciprocal / count}
+
+
+def guarded(row: dict[str, Any], base: dict[str, float]) -> bool:
+    """Whether ``row`` keeps claim → evidence within :data:`GUARD` of ``base`` in recall@10
+    and in MRR."""
+    ce = row["claim-evidence"]
+    return bool(ce["recall10"] >= base["recall10"] - GUARD and ce["mrr"] >= base["mrr"] - GUARD)
 
 
 def main() -> int:
@@ -161,17 +180,11 @@ def main() -> int:
                 grid.append(row)
     previous = next(r for r in grid if key(r) == PREVIOUS)["claim-evidence"]
 
-    def kept(row: dict[str, Any]) -> bool:
-        ce = row["claim-evidence"]
-        return bool(
-            ce["recall10"] >= previous["recall10"] - GUARD and ce["mrr"] >= previous["mrr"] - GUARD
-        )
-
     def tune(row: dict[str, Any]) -> float:
         return float(row["paraphrase-tune"]["hit10"] + row["paraphrase-tune"]["mrr"])
 
     chosen = max(
-        (r for r in grid if kept(r)),
+        (r for r in grid if guarded(r, previous)),
         key=lambda r: (tune(r), -r["k"], r["weight"], -r["link_weight"], -r["link_depth"]),
     )
     result = {
@@ -224,9 +237,7 @@ def write(result: dict[str, Any], chosen: dict[str, Any], path: Path) -> None:
 
     def line(row: dict[str, Any], note: str = "") -> str:
         tune, report, ce = row["paraphrase-tune"], row["paraphrase-report"], row["claim-evidence"]
-        ok = ce["recall10"] >= previous["claim-evidence"]["recall10"] - GUARD and (
-            ce["mrr"] >= previous["claim-evidence"]["mrr"] - GUARD
-        )
+        ok = guarded(row, previous["claim-evidence"])
         return (
             f"| {row['k']} | {row['weight']} | {row['link_weight']} | {row['link_depth']} | "
             f"{tune['hit10']:.3f} | {tune['mrr']:.3f} | "

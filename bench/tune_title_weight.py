@@ -42,10 +42,9 @@ from labbrain.index.embeddings import provider_for  # noqa: E402
 from labbrain.index.hybrid import DEPTH  # noqa: E402
 from labbrain.index.onnx_encoder import OnnxProvider  # noqa: E402
 from labbrain.index.vectors import node_text, one_line  # noqa: E402
-from labbrain.ops.retrieval_eval import score  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
 from results_file import write_result  # noqa: E402
-from tune_fusion import EXPORTS, GUARD, queries  # noqa: E402
+from tune_fusion import GUARD, guarded, load_exports, queries, summarise  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 BATCH = 32
@@ -55,16 +54,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=HERE / "results" / "title-weight.md")
     args = parser.parse_args()
-    missing = [str(p) for p in EXPORTS if not p.exists()]
-    if missing:
-        parser.error(f"missing exports: {', '.join(missing)}")
     settings = Settings(store=":memory:")
     provider = provider_for(settings)
     if not isinstance(provider, OnnxProvider):
         parser.error("the title weight is the ONNX runtime's; unset LABBRAIN_EMBEDDING_RUNTIME")
     with LabBrain(settings) as brain:
-        for export in EXPORTS:
-            brain.load(str(export))
+        load_exports(brain)
         nodes, _ = brain.index.nodes(limit=brain.index.count())
         texts = [node_text(n.title, brain.index.content(n.graph, n.iri)) for n in nodes]
         asked = queries(brain)
@@ -90,9 +85,7 @@ def main() -> int:
     plain = grid[0]["claim-evidence"]
 
     def kept(row: dict[str, Any]) -> bool:
-        ce = row["claim-evidence"]
-        floor = {name: plain[name] - GUARD for name in ("recall10", "mrr")}
-        return bool(ce["recall10"] >= floor["recall10"] and ce["mrr"] >= floor["mrr"])
+        return guarded(row, plain)
 
     chosen = max(
         (row for row in grid if kept(row)),
@@ -124,17 +117,11 @@ def measure(
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     out: dict[str, dict[str, float]] = {}
     for task, items in found.items():
-        recall = hit = reciprocal = 0.0
+        ranked = []
         for query, among, gold, leave in items:
-            scores = vectors[among] @ query
-            best = among[np.argsort(-scores, kind="stable")]
-            ranked = [iris[i] for i in best[: DEPTH + 1] if iris[i] != leave][:DEPTH]
-            at, rr = score(ranked, gold, (10,))
-            recall += at[10]
-            hit += 1.0 if gold.intersection(ranked[:10]) else 0.0
-            reciprocal += rr
-        count = max(len(items), 1)
-        out[task] = {"recall10": recall / count, "hit10": hit / count, "mrr": reciprocal / count}
+            best = among[np.argsort(-(vectors[among] @ query), kind="stable")]
+            ranked.append(([iris[i] for i in best[: DEPTH + 1] if iris[i] != leave][:DEPTH], gold))
+        out[task] = summarise(ranked)
     return out
 
 
