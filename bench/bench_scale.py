@@ -726,7 +726,7 @@ def run(args: argparse.Namespace) -> Record:
             "runs": runs,
             "summary": summary,
             "floor": floor_comparison(summary),
-            "targets": assess_targets(summary, n, hybrid="vectors" in result),
+            "targets": assess_targets(summary, n, hybrid=with_vectors(result)),
             "loadavg_end": _loadavg(),
             "elapsed_seconds": time.perf_counter() - clock,
         }
@@ -1064,6 +1064,11 @@ def header_lines(result: Record) -> list[str]:
     return lines
 
 
+def with_vectors(result: Record) -> bool:
+    """Whether the run gave every node a vector (``--vectors``: search_nodes ran hybrid)."""
+    return bool(result.get("vectors"))
+
+
 def searched_modes(result: Record) -> str:
     """The modes labbrain's ``search_nodes`` answers reported, e.g. ``hybrid``."""
     tools = result["summary"]["labbrain"]["tools"]
@@ -1137,7 +1142,7 @@ def method_lines(result: Record) -> list[str]:
 def render_markdown(result: Record, mcp: Record | None) -> str:
     """The full ``scale.md`` report."""
     parts = result["options"]["parts"]
-    hybrid = " with vectors (hybrid search)" if result.get("vectors") else ""
+    hybrid = " with vectors (hybrid search)" if with_vectors(result) else ""
     lines = [
         f"# Scale benchmark: labbrain at {result['n']:,} nodes ({parts} labs in one store)"
         + hybrid,
@@ -1149,7 +1154,7 @@ def render_markdown(result: Record, mcp: Record | None) -> str:
     lines += ["", "## Tools", ""]
     lines += _left(CASE_COLUMNS, case_rows(result["summary"]))
     lines += ["", *server_lines(result)]
-    if not result.get("vectors"):  # bench_mcp's sizes search in keyword mode: no comparison
+    if not with_vectors(result):  # bench_mcp's sizes search in keyword mode: no comparison
         lines += ["", "## Scaling", "", *scaling_lines(result, mcp)]
     lines += ["", "## Load and store", "", *load_lines(result), "", *size_lines(result)]
     notes = [
@@ -1381,8 +1386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     mcp_json: Path = args.mcp_json
     mcp = json.loads(mcp_json.read_text(encoding="utf-8")) if mcp_json.is_file() else None
-    name = "scale-hybrid" if result.get("vectors") else "scale"
-    if not result.get("vectors"):
+    name = "scale-hybrid" if with_vectors(result) else "scale"
+    if not with_vectors(result):
         chart = args.results_dir / CHART_NAME
         result.pop("chart", None)
         if write_combined_chart(result, mcp_json, chart):
