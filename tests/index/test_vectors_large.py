@@ -284,9 +284,9 @@ def test_keys_a_line_cannot_hold_are_not_kept(
 def test_has_any_probes_by_dataset(tmp_path: Path) -> None:
     index = VectorIndex(tmp_path / "vectors.sqlite")
     assert not index.has_any() and not index.has_any([GRAPHS[0]])
-    rows = np.eye(4, DIMENSION, dtype=np.float32)
-    todo = [PendingText(GRAPHS[0], f"urn:n:{i}", "t", "d") for i in range(4)]
-    index.update(Fixed(rows), EmbedPlan("fixed", todo, [], 0))  # type: ignore[arg-type]
+    write(
+        index, [(GRAPHS[0], f"urn:n:{i}") for i in range(4)], np.eye(4, DIMENSION, dtype=np.float32)
+    )
     assert index.has_any() and index.has_any([GRAPHS[0]]) and index.has_any(GRAPHS)
     assert not index.has_any([GRAPHS[1]]) and not index.has_any([])
     assert index.usable("fixed", [GRAPHS[0]]) and not index.usable("fixed", [GRAPHS[1]])
@@ -301,8 +301,7 @@ def test_a_search_never_counts_the_vectors(tmp_path: Path, monkeypatch: pytest.M
 
     index = VectorIndex(tmp_path / "vectors.sqlite")
     rows = np.eye(4, DIMENSION, dtype=np.float32)
-    todo = [PendingText(GRAPHS[i % 2], f"urn:n:{i}", "t", "d") for i in range(4)]
-    index.update(Fixed(rows), EmbedPlan("fixed", todo, [], 0))  # type: ignore[arg-type]
+    write(index, [(GRAPHS[i % 2], f"urn:n:{i}") for i in range(4)], rows)
     assert [h.iri for h in index.search(rows[2], limit=1)] == ["urn:n:2"]  # loads the matrix
     statements: list[str] = []
     connect = sqlite3.connect
