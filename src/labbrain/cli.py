@@ -6,13 +6,15 @@ the library's error tree become a one-line message on stderr and a non-zero exit
 
 from __future__ import annotations
 
+import faulthandler
+import io
 import json
 import logging
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -151,7 +153,19 @@ def main(
     gsp_endpoint: str | None,
 ) -> None:
     """labbrain: a knowledge server for research discourse graphs."""
+    _leave_stacks_on_crash()
     click_ctx.obj = Context(store, endpoint, update_endpoint, gsp_endpoint)
+
+
+def _leave_stacks_on_crash() -> None:
+    """Have a native crash (a segmentation fault in a library, an abort) print the Python
+    stack of every thread on stderr before the process dies, so that it leaves more than an
+    exit status behind. Nothing is printed while the process runs normally; stdout (the MCP
+    stdio channel) is untouched. Skipped when stderr is not a file (an embedding host)."""
+    if faulthandler.is_enabled():
+        return
+    with suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        faulthandler.enable(file=sys.stderr, all_threads=True)
 
 
 pass_ctx = click.make_pass_decorator(Context)

@@ -56,6 +56,7 @@ from labbrain.http.sparql import Endpoint, QueryRequests, graph_store, sparql
 from labbrain.http.transport import http_protocol
 from labbrain.settings import Settings
 from labbrain.store.fresh import FreshStore
+from labbrain.store.threads import confined
 
 log = logging.getLogger("labbrain.http")
 
@@ -156,7 +157,7 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await anyio.to_thread.run_sync(runner.start)
+        await anyio.to_thread.run_sync(confined(runner.start))
         try:
             if session_manager is None:
                 yield
@@ -164,7 +165,7 @@ def build_app(
                 async with session_manager.run():
                     yield
         finally:
-            await anyio.to_thread.run_sync(runner.close)
+            await anyio.to_thread.run_sync(confined(runner.close))
 
     app = Starlette(
         routes=routes,

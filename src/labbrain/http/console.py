@@ -21,6 +21,7 @@ from labbrain.http.errors import HttpError
 from labbrain.http.sparql import Endpoint
 from labbrain.rdf.namespaces import PREFIXES
 from labbrain.store.templates import templates
+from labbrain.store.threads import confined
 
 #: The files of the page, by the name they are served under, with their media types.
 ASSETS = {
@@ -84,7 +85,7 @@ async def static(request: Request) -> Response:
 async def config(request: Request) -> Response:
     """What the page needs to know: prefixes, examples, graphs, limits."""
     endpoint: Endpoint = request.app.state.endpoint
-    graphs = await anyio.to_thread.run_sync(endpoint.brain.store.graphs)
+    graphs = await anyio.to_thread.run_sync(confined(endpoint.brain.store.graphs))
     body: dict[str, Any] = {
         "endpoint": "sparql",
         "graphStore": "rdf-graphs",

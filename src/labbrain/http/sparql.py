@@ -66,6 +66,7 @@ from labbrain.rdf.sparql_policy import check_query, dataset_graphs
 from labbrain.store.base import QuadStore
 from labbrain.store.fresh import FreshStore
 from labbrain.store.remote.http import TRUNCATED_HEADER
+from labbrain.store.threads import confined
 
 #: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
 _FORMAT_IRIS = {"jsonld": W3C_FORMATS + "JSON-LD"}
@@ -255,11 +256,13 @@ async def answer_query(
         store = endpoint.lookups
         if isinstance(store, FreshStore):
             view = store.current_view()
-            store = view if view is not None else await anyio.to_thread.run_sync(store.view)
+            store = (
+                view if view is not None else await anyio.to_thread.run_sync(confined(store.view))
+            )
         answer = run_here(store, job)
     else:
         answer = await anyio.to_thread.run_sync(
-            endpoint.runner.run, job, limiter=endpoint.limiter()
+            confined(endpoint.runner.run), job, limiter=endpoint.limiter()
         )
     fmt = format_named(answer.format)
     headers = [
@@ -383,7 +386,7 @@ async def _update(request: Request, endpoint: Endpoint, text: str) -> Response:
     if not text.strip():
         raise HttpError(400, "ProtocolError", "the update is empty")
     async with endpoint.update_lock:
-        await anyio.to_thread.run_sync(partial(endpoint.brain.query, text, update=True))
+        await anyio.to_thread.run_sync(confined(partial(endpoint.brain.query, text, update=True)))
     return Response(status_code=204)
 
 
@@ -438,7 +441,7 @@ async def _service_description(
 ) -> Response:
     fmt = choose_format("graph", request.headers.get("accept"), requested)
     url = str(request.url.replace(query="", fragment=""))
-    graphs = await anyio.to_thread.run_sync(endpoint.brain.store.graphs)
+    graphs = await anyio.to_thread.run_sync(confined(endpoint.brain.store.graphs))
     triples = describe_service(url, graphs, allow_update=endpoint.allow_update)
     body = write_graph(triples, fmt, {"sd": SD, "formats": W3C_FORMATS})
     return _body(body, fmt, {"Vary": "Accept"})
@@ -459,7 +462,7 @@ async def graph_store(request: Request) -> Response:
     chosen: list[str] | None = None
     if names:
         iri = graph_iri(names[0])
-        if not await anyio.to_thread.run_sync(store.has_graph, iri):
+        if not await anyio.to_thread.run_sync(confined(store.has_graph), iri):
             raise GraphNotFound(iri)
         chosen = [iri]
 
@@ -471,5 +474,5 @@ async def graph_store(request: Request) -> Response:
         store.dump(buffer, writer, chosen)
         return buffer.getvalue()
 
-    body = await anyio.to_thread.run_sync(dump)
+    body = await anyio.to_thread.run_sync(confined(dump))
     return _body(body, fmt, {"Vary": "Accept"})

@@ -71,10 +71,11 @@ class LoadProgress:
     The steps, in order, are those of the ``ingest`` workflow (declared once, with the other
     task workflows, in :data:`labbrain.tasks.ledger.WORKFLOWS`): ``read`` the bytes;
     ``repair_context`` (read the JSON and repair its context); ``parse`` (turn it into RDF; the
-    native engine streams this into the write); ``write`` (the bulk write); ``derive`` (the
-    derived triples and text index, written beside it); ``index`` (record the load, and index
-    plain RDF). ``entries`` is the number of ``@graph`` entries of the input (0 until it is
-    parsed), which lets a front end decide whether the load is big enough to show progress.
+    native engine streams this into the write); ``write`` (the bulk write, while the export is
+    analysed and indexed beside it); ``derive`` (the derived triples, written after it);
+    ``index`` (record the load, and index plain RDF). ``entries`` is the number of ``@graph``
+    entries of the input (0 until it is parsed), which lets a front end decide whether the
+    load is big enough to show progress.
     """
 
     name: str
@@ -589,6 +590,8 @@ IndexSink = Callable[[str, str, list[IndexRecord], list[LinkRow]], int]
 @dataclass
 class _Analysed:
     analysis: ExportAnalysis
+    #: The derived triples, for the thread that writes the graph to write after the export.
+    derived: RdfDocument
     #: How many nodes the index took (None: nothing indexed here), once it is done.
     indexed: Future[int | None]
 
@@ -597,19 +600,20 @@ def _analyse(
     prepared: Prepared,
     source: str,
     settings: Settings,
-    writer: GraphWriter,
     index: Callable[[list[IndexRecord], list[LinkRow]], int] | None,
     writing: threading.Event,
     pool: ThreadPoolExecutor,
 ) -> _Analysed:
-    """Check and analyse an export, start indexing its nodes and links in ``pool`` (unless
-    the analysis cannot tell the links exactly: then nothing is indexed here, and
-    ``indexed`` gives None to tell the caller to index the graph from the store), and write
-    its derived triples beside that.
+    """Check and analyse an export, serialise its derived triples, and start indexing its
+    nodes and links in ``pool`` (unless the analysis cannot tell the links exactly: then
+    nothing is indexed here, and ``indexed`` gives None to tell the caller to index the graph
+    from the store).
 
     Runs in a worker thread beside the bulk write of the export itself, from when
     ``writing`` is set: decoding the export holds the interpreter lock for a while, and
-    would otherwise keep the bulk write from starting.
+    would otherwise keep the bulk write from starting. It never writes to the store: the
+    derived triples go back to the thread that writes the graph (one bulk load at a time,
+    see :class:`~labbrain.store.base.ThreadBoundWriter`).
     """
     assert prepared.export is not None
     writing.wait()
@@ -625,16 +629,11 @@ def _analyse(
     if index is None or not analysis.links_exact:
         indexed.set_result(None)
     else:
-        # Indexing (mostly inside SQLite and the search engine) and the derived write (inside
-        # the store) both release the GIL, so they overlap.
+        # Indexing (mostly inside SQLite and the search engine) releases the GIL, and so
+        # do the bulk writes of the store: they overlap.
         records = [node.index_record() for node in analysis.nodes.values()]
         indexed = pool.submit(index, records, analysis.links)
-    try:
-        writer.write(RdfDocument(derived, RdfFormat.N_TRIPLES, source))
-    except BaseException:
-        wait([indexed])  # the index writes beside the store: done before the store rolls back
-        raise
-    return _Analysed(analysis, indexed)
+    return _Analysed(analysis, RdfDocument(derived, RdfFormat.N_TRIPLES, source), indexed)
 
 
 def load_source(
@@ -760,18 +759,22 @@ def _load_prepared(
         if index_sink is not None:
             sink = functools.partial(index_sink, target, load_id)
         writing = threading.Event()
-        future = pool.submit(_analyse, prepared, source, settings, writer, sink, writing, pool)
-        # Always wait for the analysis: nothing may write to the store once the fill returns
-        # (its error, if it has one, is the one reported); when the write failed, also for
-        # the index it started, which writes on the same device as the store's rollback.
+        future = pool.submit(_analyse, prepared, source, settings, sink, writing, pool)
+        # Both bulk writes run here, one after the other: the export, while the analysis
+        # runs beside it, then the derived triples the analysis hands back. Always wait for
+        # the analysis (its error, if it has one, is the one reported); when a write failed,
+        # also for the index it started, which writes on the same device as the store's
+        # rollback.
         try:
             writing.set()
             writer.write(prepared.first)
             step("derive")
+            analysed = future.result()
+            writer.write(analysed.derived)
         except BaseException:
             wait([future.result().indexed])
             raise
-        outcome.append(future.result())
+        outcome.append(analysed)
 
     def record(committing: QuadStore) -> None:
         step("index")

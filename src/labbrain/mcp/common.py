@@ -35,6 +35,7 @@ from labbrain.errors import LabbrainError
 from labbrain.mcp import caps
 from labbrain.mcp.logs import CLIENT_LOG, ClientLog
 from labbrain.ops.workflows import task_runner
+from labbrain.store.threads import confined
 from labbrain.tasks.runner import TaskRunner
 
 if TYPE_CHECKING:
@@ -231,7 +232,7 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
                         result = await fn(context, **arguments)
                     else:
                         call = functools.partial(fn, context, **arguments)
-                        result = await anyio.to_thread.run_sync(call)
+                        result = await anyio.to_thread.run_sync(confined(call))
             finally:
                 if records and ctx is not None:
                     await log.send(records, ctx)

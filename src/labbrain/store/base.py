@@ -9,6 +9,7 @@ embedded store, :class:`~labbrain.store.remote.store.RemoteStore` on a SPARQL 1.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +54,34 @@ GraphPart = RdfDocument | Iterable[Triple | Quad]
 
 
 class GraphWriter(Protocol):
-    """Writes parts into the graph being replaced. ``write`` may be called from several
-    threads at once (each call is a bulk write of its own)."""
+    """Writes parts into the graph being replaced, one part after the other, on the thread
+    that called ``replace_graph`` (see :class:`ThreadBoundWriter`)."""
 
     def write(self, part: GraphPart) -> None:
         """Add the RDF of ``part`` to the target graph."""
         ...
+
+
+class ThreadBoundWriter:
+    """The base of every backend's :class:`GraphWriter`: bound to the thread that made it.
+
+    pyoxigraph's bulk loader is not for concurrent use on one store: two bulk loads into one
+    on-disk store from two threads at once crashed the process (a native fault, about once
+    in a few hundred loads). So a graph is written by one thread, the one running
+    ``replace_graph`` (which makes the writer); work done beside it in other threads hands
+    its parts back to that thread. :meth:`_check_thread` raises RuntimeError on a call from
+    any other thread, before anything is written.
+    """
+
+    def __init__(self) -> None:
+        self._thread = threading.get_ident()
+
+    def _check_thread(self) -> None:
+        if threading.get_ident() != self._thread:
+            raise RuntimeError(
+                "a graph being replaced is written only by the thread that replaces it; "
+                "hand the part to that thread"
+            )
 
 
 #: Fills a graph being replaced, through the writer it is given.

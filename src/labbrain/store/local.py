@@ -75,6 +75,7 @@ from labbrain.store.base import (
     QueryResult,
     RdfDocument,
     Substitutions,
+    ThreadBoundWriter,
     dump_graphs,
     parse_syntax_error,
 )
@@ -629,18 +630,21 @@ def _data_update(remove: list[Quad], add: list[Quad]) -> str:
     return " ;\n".join(parts)
 
 
-class _BulkWriter:
-    """Bulk writes into one target graph (see GraphWriter).
+class _BulkWriter(ThreadBoundWriter):
+    """Bulk writes into one target graph (see GraphWriter), from the thread that made it
+    only (ThreadBoundWriter): one bulk load at a time into the store.
 
     It reaches the pyoxigraph store through its owner, never holding it itself, so that a
     rollback can close the database even while a traceback still references the writer.
     """
 
     def __init__(self, owner: OxigraphStore, target: NamedNode) -> None:
+        super().__init__()
         self._owner = owner
         self._target = target
 
     def write(self, part: GraphPart) -> None:
+        self._check_thread()
         target = self._target
         if isinstance(part, RdfDocument):
             try:

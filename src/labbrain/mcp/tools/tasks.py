@@ -20,6 +20,7 @@ from labbrain.discourse.models import listed_count, total_count
 from labbrain.mcp.allowlist import allowed_file
 from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, ToolContext, ToolSpec
 from labbrain.ops.workflows import ingest_params
+from labbrain.store.threads import confined
 from labbrain.tasks.ledger import TaskState
 from labbrain.tasks.runner import TaskRunner
 
@@ -180,7 +181,7 @@ async def cancel_task(
     back, leaving the store as before.
 
     Next: get_task if still in_progress."""
-    await anyio.to_thread.run_sync(context.runner.cancel, taskId)
+    await anyio.to_thread.run_sync(confined(context.runner.cancel), taskId)
     return await waited(context, taskId, waitSeconds, ctx)
 
 

@@ -77,6 +77,7 @@ from labbrain.store.base import (
     QueryResult,
     RdfDocument,
     Substitutions,
+    ThreadBoundWriter,
     dump_graphs,
     parse_syntax_error,
 )
@@ -684,14 +685,17 @@ class RemoteStore:
                 self._post_update(insert_data(chunk, staging), bulk=True)
 
 
-class _StagingWriter:
-    """The GraphWriter of a remote replace_graph: parts go to the staging graph."""
+class _StagingWriter(ThreadBoundWriter):
+    """The GraphWriter of a remote replace_graph: parts go to the staging graph, from the
+    thread that made it only (ThreadBoundWriter)."""
 
     def __init__(self, store: RemoteStore, staging: NamedNode) -> None:
+        super().__init__()
         self._store = store
         self._staging = staging
 
     def write(self, part: GraphPart) -> None:
+        self._check_thread()
         if isinstance(part, RdfDocument):
             triples: Iterable[Triple] = _parsed(part)
         else:
