@@ -191,10 +191,12 @@ def load(
     engine: str | None,
     as_json: bool,
 ) -> None:
-    """Load discourse-graph exports (JSON-LD) or RDF files, one dataset graph per file.
+    """Load discourse-graph exports (JSON-LD), Obsidian vaults of the Discourse Graphs
+    plugin (a directory) or RDF files, one dataset graph per path.
 
-    Loading a file again replaces its graph atomically. "-" reads stdin (with --format).
-    Every path is checked (a readable file, of a known format) before anything is loaded.
+    Loading a path again replaces its graph atomically. "-" reads stdin (with --format).
+    Every path is checked (a readable file of a known format, or a vault) before anything is
+    loaded.
     """
     if graph and len(paths) > 1:
         _fail(InputError("--graph names one dataset; load one file at a time with it"))
@@ -1146,6 +1148,15 @@ _CARRIED = (
 _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
+def _data_path(data: str) -> str:
+    """The absolute ``DATA_PATH`` for ``data``: a readable file, or a vault's directory
+    (anything else raises the one-line error ``labbrain load`` would give)."""
+    if os.path.isdir(data):
+        detect_format(data, None)
+        return os.path.abspath(data)
+    return os.path.abspath(check_input_file(data))
+
+
 @main.command("mcp-config")
 @click.argument("client", type=click.Choice(MCP_CLIENTS), default="claude-desktop")
 @click.option(
@@ -1156,9 +1167,9 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 )
 @click.option(
     "--data",
-    metavar="FILE",
-    help="An export the server loads at start unless the store holds it unchanged "
-    "(DATA_PATH; written as an absolute path).",
+    metavar="PATH",
+    help="An export or an Obsidian vault the server loads at start unless the store holds "
+    "it unchanged (DATA_PATH; written as an absolute path).",
 )
 @click.option(
     "--toolsets",
@@ -1196,7 +1207,7 @@ def mcp_config(
         _fail(InputError(f"--name {name!r}: use letters, digits, '-', '_' and '.' (64 at most)"))
     try:
         settings = ctx.settings()
-        env = {"DATA_PATH": os.path.abspath(check_input_file(data))} if data else {}
+        env = {"DATA_PATH": _data_path(data)} if data else {}
         served = ["--toolsets", ",".join(resolve_toolsets(toolsets))] if toolsets else []
     except LabbrainError as error:
         _fail(error)

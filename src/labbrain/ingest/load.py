@@ -41,7 +41,7 @@ from labbrain.errors import (
 )
 from labbrain.index.links import LinkRow
 from labbrain.index.text import IndexRecord
-from labbrain.ingest import jsonld
+from labbrain.ingest import jsonld, obsidian
 from labbrain.ingest.roam_export import (
     ExportAnalysis,
     analyse_export,
@@ -89,11 +89,21 @@ Progress = Callable[[LoadProgress], None]
 @dataclass(frozen=True)
 class SourceInput:
     """An input as read for one load: its bytes, the format name they load as and their
-    SHA-256 (recorded with the load; an ingest task compares it when it resumes)."""
+    SHA-256 (recorded with the load; an ingest task compares it when it resumes). A vault
+    is read into an export-shaped document (its bytes here); ``problems`` are what was found
+    wrong in it and ``notices`` what else the load report says."""
 
     data: bytes
     fmt: str
     digest: str
+    problems: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+
+
+#: The format name of an Obsidian vault kept by the Discourse Graphs plugin (a directory).
+VAULT = "obsidian"
+#: What a load report calls a vault.
+VAULT_KIND = "Obsidian vault (Discourse Graphs plugin)"
 
 
 FORMATS: dict[str, RdfFormat | None] = {
@@ -386,6 +396,16 @@ def read_input(
     """Detect the format of ``source`` (``fmt`` when given), read it (unless ``data`` holds
     its bytes already) and hash it: once per load."""
     fmt_name = detect_format(source, fmt)
+    if fmt_name == VAULT:
+        vault = obsidian.read_vault(source, max_bytes=settings.max_input_bytes)
+        raw = vault.data()
+        return SourceInput(
+            raw,
+            fmt_name,
+            hashlib.sha256(raw).hexdigest(),
+            problems=tuple(vault.problems),
+            notices=tuple(vault.notices),
+        )
     raw = data if data is not None else read_source(source, settings)
     return SourceInput(raw, fmt_name, hashlib.sha256(raw).hexdigest())
 
@@ -393,13 +413,22 @@ def read_input(
 def detect_format(source: str, explicit: str | None) -> str:
     """The input format name: ``explicit`` if given, else from the file suffix.
 
-    A path is first checked to name a readable regular file (:func:`check_input_file`), so
-    that a directory, a device or a named pipe is called what it is, before any suffix."""
+    A directory is an Obsidian vault (:data:`VAULT`) when it holds the Discourse Graphs
+    plugin's settings. Any other path is first checked to name a readable regular file
+    (:func:`check_input_file`), so that a directory, a device or a named pipe is called what
+    it is, before any suffix."""
+    vault = source != "-" and explicit in (None, VAULT) and os.path.isdir(source)
+    if vault and obsidian.is_vault(Path(source)):
+        check_input_directory(source, what="vault")
+        return VAULT
     if source != "-":
         check_input_file(
             source,
             stream_hint=LOAD_STREAM_HINT,
-            directory_hint=f"load the files in it, e.g. labbrain load {source}/*.jsonld",
+            directory_hint=(
+                "not a Discourse Graphs vault either (no .obsidian/plugins/discourse-graphs/"
+                f"data.json); load the files in it, e.g. labbrain load {source}/*.jsonld"
+            ),
         )
     if explicit:
         if explicit not in FORMATS:
@@ -435,6 +464,12 @@ def prepare(
     With ``fast`` (and the native engine), a discourse-graph export's ``@graph`` is not
     decoded here: it goes to the store as text and is decoded by the analysis, in parallel.
     """
+    if fmt == VAULT:
+        # The vault as read: an export-shaped document, loaded as an export is.
+        prepared = prepare(data, source, "jsonld", settings, fast=fast)
+        prepared.kind = VAULT_KIND
+        prepared.slug_hint = slugify(Path(source).resolve().name) or "vault"
+        return prepared
     stem = slugify(Path(source).stem) if source != "-" else "stdin"
     rdf_format = FORMATS[fmt]
     if rdf_format is not None:
@@ -672,6 +707,8 @@ def load_source(
         step("read")
         if read is None:
             read = read_input(source, settings, fmt)
+        if settings.strict_load and read.problems:
+            raise ExportFormatError(source, "strict load refused: " + "; ".join(read.problems))
         step("repair_context")
         prepared = prepare(read.data, source, read.fmt, settings)
         entries = prepared.entries
@@ -692,6 +729,8 @@ def load_source(
         except jsonld.DeferredMemberNotLast:
             # Rolled back already; an unusual member order: read the file the thorough way.
             report = write(prepare(read.data, source, read.fmt, settings, fast=False))
+    report.warnings = [*read.problems, *report.warnings]
+    report.notices = [*report.notices, *read.notices]
     report.seconds = time.perf_counter() - started
     return report
 

@@ -57,6 +57,9 @@ _OWL_CLASS = NamedNode(OWL + "Class")
 _OBJECT_PROPERTY = NamedNode(OWL + "ObjectProperty")
 _LINKS_TO = NamedNode(LB + "linksTo")
 _IMAGE = NamedNode(LB + "image")
+#: An entry key a source reader may give a node's resolved image IRIs under (written to the
+#: store by the JSON-LD engine itself): counted with the node's markdown images.
+_IMAGE_KEY = LB + "image"
 
 
 def is_export_context(context: Any) -> bool:
@@ -334,6 +337,9 @@ def _collect_nodes(
         if kind is not None:
             result.derived.append(Triple(term, _A, NamedNode(kind.iri)))
         result.nodes[iri] = Node(iri, title, type_label, creator, content, created, modified)
+        given = entry.get(_IMAGE_KEY)  # images a source reader resolved (a vault's embeds)
+        if isinstance(given, list):
+            result.nodes[iri].images = len(given)
         if creator:
             result.creators[creator] += 1
     for schema, count in sorted(unknown_schemas.items()):

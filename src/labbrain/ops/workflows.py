@@ -15,7 +15,7 @@ from typing import Any
 
 from labbrain.core import LabBrain
 from labbrain.errors import InputError
-from labbrain.ingest.load import LoadProgress, detect_format, read_input
+from labbrain.ingest.load import VAULT, LoadProgress, detect_format, read_input
 from labbrain.tasks.ledger import TaskState
 from labbrain.tasks.runner import StepContext, TaskRunner
 
@@ -24,15 +24,16 @@ from labbrain.tasks.runner import StepContext, TaskRunner
 def ingest_params(
     source: str, *, graph: str | None = None, fmt: str | None = None
 ) -> dict[str, Any]:
-    """The parameters of an ingest task for ``source``: an absolute path (checked to be a
-    file now) or ``-`` for stdin, the optional target graph, the format (detected here, so an
-    unknown one is refused before the task exists) and the load id its write will carry."""
+    """The parameters of an ingest task for ``source``: an absolute path (checked now to be a
+    file, or an Obsidian vault's directory) or ``-`` for stdin, the optional target graph,
+    the format (detected here, so an unknown one is refused before the task exists) and the
+    load id its write will carry."""
     fmt = detect_format(source, fmt)
     label = source
     if source != "-":
         path = Path(source)
-        if not path.is_file():
-            raise InputError(f"{source}: no such file")
+        if not (path.is_dir() if fmt == VAULT else path.is_file()):
+            raise InputError(f"{source}: no such {'vault' if fmt == VAULT else 'file'}")
         source = str(path.resolve())
     return {
         "source": source,

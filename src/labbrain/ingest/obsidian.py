@@ -1,0 +1,838 @@
+"""Reading an Obsidian vault kept by the Discourse Graphs plugin as a discourse graph.
+
+:func:`read_vault` walks a vault (``../shared/obsidian-dg-format.md`` describes the format, as
+the plugin's code writes it) and gives the graph it holds in the shape of a Roam export (node
+schemas, relation definitions, page nodes, relation instances), so that it goes through the
+same analysis, derived triples and indexes as a Roam export and every tool answers the same.
+What a Roam export cannot say travels as labbrain's own terms on the same entries (``lb:``):
+a node's ``nodeInstanceId``, the RID it was imported from, its path in the vault, times taken
+from the file system, a tentative (imported, not accepted) relation, a relation whose
+direction was inferred from a legacy frontmatter link.
+
+Identity: a node's IRI is ``urn:labbrain:obsidian:<space>/node/<uid>``, where ``<space>`` is
+the vault's ``accountLocalId`` (kept by the plugin in its settings, so renaming the vault's
+folder changes nothing), else the folder's name as a slug; ``<uid>`` is the note's
+``nodeInstanceId``, or for a note without one ``p-`` and the first 20 hex digits of the SHA-256
+of its path in the vault (nothing can point at such a note; moving it changes its IRI). The
+same node imported into two labs' vaults has the same uid in both (its ``nodeInstanceId``),
+and its ``importedFromRid`` as ``lb:importedFrom``.
+
+Reported, never guessed (:attr:`VaultRead.problems`): notes whose YAML does not parse (file and
+line), notes of a node type the settings no longer have, dangling relations (an end that is no
+note of the vault, or only one in ``.trash/``), relation types that no longer exist, duplicate
+relations, relations matching no allowed triple (kept), symbolic links (never followed). The
+settings' sync secret (``spacePassword``) is never read. A relations file that is not JSON
+stops the load (:class:`~labbrain.errors.ExportFormatError`): loading without it would lose
+every relation the store holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import quote
+
+import yaml
+
+from labbrain.errors import ExportFormatError, UnusablePath
+from labbrain.rdf.namespaces import LB, slugify
+
+#: The plugin's settings, under the vault's config folder.
+SETTINGS_GLOB = "plugins/*/data.json"
+PLUGIN_FOLDER = "discourse-graphs"
+RELATIONS_FILE = "relations.json"
+#: A frontmatter larger than this is reported and the note skipped (YAML is slow and a
+#: hostile vault could make it huge).
+MAX_FRONTMATTER_BYTES = 1 << 20
+#: YAML aliases allowed in one frontmatter: a few are normal, thousands are a "YAML bomb".
+MAX_YAML_ALIASES = 100
+#: Problems listed one by one in a report (the rest are counted).
+MAX_LISTED = 20
+#: What an endpoint id must look like to be a bare nodeInstanceId (relationsStore.looksLikeRid).
+_PLAIN_ID = re.compile(r"^[-.+\w]+$")
+_RID = (
+    re.compile(r"^orn:(\w+)\.(\w+):(.*)/([^/]+)$"),
+    re.compile(r"^orn:(\w+):(.*)/([^/]+)$"),
+)
+_EMBED = re.compile(r"!\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+_LINK = re.compile(r"(?<!!)\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".avif", ".tif"}
+
+#: The exporter context (2026-06 variant) the generated document is written in.
+_CONTEXT: dict[str, str] = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "dct": "http://purl.org/dc/terms/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "sioc": "http://rdfs.org/sioc/ns#",
+    "dgb": "https://discoursegraphs.com/schema/dg_base",
+    "subClassOf": "rdfs:subClassOf",
+    "title": "dct:title",
+    "label": "rdfs:label",
+    "modified": "dct:modified",
+    "created": "dct:date",
+    "creator": "dct:creator",
+    "content": "sioc:content",
+    "source": "dgb:source",
+    "destination": "dgb:destination",
+    "textRefersToNode": "dgb:textRefersToNode",
+    "predicate": "rdf:predicate",
+    "nodeSchema": "dgb:NodeSchema",
+    "relationDef": "dgb:RelationDef",
+    "relationInstance": "dgb:RelationInstance",
+    "inverseOf": "owl:inverseOf",
+}
+
+
+@dataclass
+class Note:
+    """A node note of the vault, as read."""
+
+    path: str  # relative to the vault, with "/"
+    uid: str
+    type_id: str
+    title: str
+    body: str
+    instance_id: str | None
+    imported_rid: str | None
+    imported: bool
+    author_id: Any
+    last_modified: Any
+    mtime: float
+    birthtime: float | None
+    frontmatter: dict[str, Any]
+
+
+@dataclass
+class VaultRead:
+    """A vault read as an export-shaped document, with what was found wrong in it."""
+
+    document: dict[str, Any]
+    slug: str
+    space: str
+    problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    nodes: int = 0
+    relations: int = 0
+    tentative: int = 0
+
+    def data(self) -> bytes:
+        """The document as JSON bytes (sorted keys: the same vault gives the same bytes)."""
+        return json.dumps(self.document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+
+
+class _Problems:
+    """Problems counted by kind, with the first few of each kind spelled out."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = {}
+
+    def add(self, kind: str, example: str) -> None:
+        self.counts[kind] += 1
+        listed = self.examples.setdefault(kind, [])
+        if len(listed) < 3:
+            listed.append(example)
+
+    def lines(self) -> list[str]:
+        out = []
+        for kind, count in self.counts.items():
+            examples = "; ".join(self.examples[kind])
+            more = f" (and {count - 3} more)" if count > 3 else ""
+            out.append(f"{count} {kind}: {examples}{more}")
+        return out
+
+
+# ------------------------------------------------------------------------------- finding
+def config_folder(vault: Path) -> Path:
+    """The vault's Obsidian config folder (``.obsidian``)."""
+    return vault / ".obsidian"
+
+
+def settings_file(vault: Path) -> Path | None:
+    """The Discourse Graphs plugin's settings of ``vault``: the plugin's own folder first,
+    else any plugin ``data.json`` with the plugin's three arrays; None when there is none."""
+    config = config_folder(vault)
+    preferred = config / "plugins" / PLUGIN_FOLDER / "data.json"
+    candidates = [preferred, *sorted(config.glob(SETTINGS_GLOB))]
+    for candidate in candidates:
+        if not candidate.is_file() or candidate.is_symlink():
+            continue
+        try:
+            data = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and all(
+            isinstance(data.get(key), list)
+            for key in ("nodeTypes", "relationTypes", "discourseRelations")
+        ):
+            return candidate
+    return None
+
+
+def is_vault(path: Path) -> bool:
+    """True when ``path`` is a directory holding the Discourse Graphs plugin's settings."""
+    return path.is_dir() and settings_file(path) is not None
+
+
+# ------------------------------------------------------------------------------- reading
+def read_vault(path: str, *, max_bytes: int) -> VaultRead:
+    """Read the vault at ``path`` (see the module's doc). ``max_bytes`` bounds one note.
+
+    Raises UnusablePath when it is no vault, ExportFormatError when its settings or a
+    relations file cannot be read as JSON (naming the file and line)."""
+    vault = Path(path)
+    found = settings_file(vault)
+    if found is None:
+        raise UnusablePath(
+            path,
+            "is a directory but not a Discourse Graphs vault (no "
+            ".obsidian/plugins/discourse-graphs/data.json); load the files in it instead",
+        )
+    settings = _json_file(found, vault)
+    problems = _Problems()
+    space = _space(settings, vault)
+    base = f"urn:labbrain:obsidian:{space}/"
+    types = _by_id(settings.get("nodeTypes"), "name")
+    relation_types = _by_id(settings.get("relationTypes"), "label")
+    triples = [
+        t
+        for t in settings.get("discourseRelations") or []
+        if isinstance(t, dict) and isinstance(t.get("id"), str)
+    ]
+    owner = _text(settings.get("username")) or _text(settings.get("accountLocalId"))
+    names = settings.get("userNames")
+    user_names: dict[str, Any] = names if isinstance(names, dict) else {}
+
+    notes, trashed, relation_files = _walk(vault, types, problems, max_bytes)
+    by_uid: dict[str, Note] = {}
+    by_instance: dict[str, Note] = {}
+    by_rid: dict[str, Note] = {}
+    local_by_instance: dict[str, Note] = {}
+    for note in notes:
+        if note.instance_id is not None:
+            holder = by_instance.get(note.instance_id)
+            if holder is not None and _clash_winner(holder, note) is holder:
+                problems.add(
+                    "notes share a nodeInstanceId (the other one is identified by its path)",
+                    f"{note.path} and {holder.path}",
+                )
+                note.uid = _path_uid(note.path)
+            else:
+                if holder is not None:
+                    problems.add(
+                        "notes share a nodeInstanceId (the other one is identified by its path)",
+                        f"{holder.path} and {note.path}",
+                    )
+                    holder.uid = _path_uid(holder.path)
+                by_instance[note.instance_id] = note
+                if not note.imported:
+                    local_by_instance[note.instance_id] = note
+        if note.imported_rid:
+            by_rid.setdefault(note.imported_rid, note)
+    for note in notes:
+        by_uid[note.uid] = note
+
+    graph: list[dict[str, Any]] = []
+    schema_iris = {type_id: base + "type/" + _safe(type_id) for type_id in types}
+    for type_id, node_type in types.items():
+        graph.append(
+            _schema_entry(schema_iris[type_id], node_type, owner, user_names, "nodeSchema")
+        )
+    # One relation definition per allowed triple (as Roam has), and one per relation type
+    # for relations that fit none of them.
+    definitions: dict[tuple[str, str, str], str] = {}
+    for triple in triples:
+        rel_type = relation_types.get(str(triple.get("relationshipTypeId")))
+        source, destination = triple.get("sourceId"), triple.get("destinationId")
+        if rel_type is None or source not in types or destination not in types:
+            continue
+        iri = base + "relation/" + _safe(triple["id"])
+        key = (str(source), rel_type["id"], str(destination))
+        if key in definitions:
+            continue
+        definitions[key] = iri
+        graph += _relation_defs(
+            iri, rel_type, schema_iris[str(source)], schema_iris[str(destination)]
+        )
+    loose: dict[str, str] = {}
+
+    def definition(rel_type: dict[str, Any], source: Note, destination: Note) -> str:
+        key = (source.type_id, rel_type["id"], destination.type_id)
+        if key in definitions:
+            return definitions[key]
+        problems.add(
+            "relations match no allowed triple of the settings (kept)",
+            f"{source.title} {rel_type['label']} {destination.title}",
+        )
+        if rel_type["id"] not in loose:
+            iri = loose[rel_type["id"]] = base + "relation-type/" + _safe(rel_type["id"])
+            graph.extend(_relation_defs(iri, rel_type, None, None))
+        return loose[rel_type["id"]]
+
+    def resolve(endpoint: Any) -> Note | None:
+        if not isinstance(endpoint, str) or not endpoint:
+            return None
+        note = by_instance.get(endpoint) or by_rid.get(endpoint)
+        if note is not None:
+            return note
+        if "orn:" in endpoint or ("/" in endpoint and not _PLAIN_ID.match(endpoint)):
+            return local_by_instance.get(_rid_local_id(endpoint))
+        return None
+
+    titles = _link_targets(notes)
+    node_iri = {note.uid: base + "node/" + note.uid for note in notes}
+    for note in notes:
+        graph.append(
+            _node_entry(
+                note,
+                node_iri[note.uid],
+                schema_iris[note.type_id],
+                owner,
+                user_names,
+                titles,
+                vault,
+            )
+        )
+
+    relations = _merge_relations(relation_files, vault)
+    seen: set[tuple[str, str, str]] = set()
+    accepted = tentative = 0
+    for rid, relation in relations.items():
+        rel_type = relation_types.get(str(relation.get("type")))
+        if rel_type is None:
+            problems.add(
+                "relations of a type the settings no longer have (skipped)",
+                f"{rid} (type {relation.get('type')})",
+            )
+            continue
+        source, destination = resolve(relation.get("source")), resolve(relation.get("destination"))
+        if source is None or destination is None:
+            missing = relation.get("source") if source is None else relation.get("destination")
+            where = " (only in .trash)" if str(missing) in trashed else ""
+            problems.add(
+                "dangling relations (an end is no note of the vault; skipped)",
+                f"{rid}: {missing}{where}",
+            )
+            continue
+        key = (rel_type["id"], source.uid, destination.uid)
+        if key in seen:
+            problems.add("duplicate relations (loaded once)", f"{rid}")
+            continue
+        seen.add(key)
+        entry = _relation_entry(
+            relation,
+            definition(rel_type, source, destination),
+            node_iri[source.uid],
+            node_iri[destination.uid],
+            base,
+            rid,
+            user_names,
+        )
+        if relation.get("tentative") is False:  # the plugin's inverted flag: not accepted
+            entry["@type"] = LB + "TentativeRelation"
+            tentative += 1
+        else:
+            accepted += 1
+        graph.append(entry)
+
+    legacy = _legacy_relations(notes, relation_types, triples, types, titles, problems)
+    for rel_type, source, destination, inferred in legacy:
+        key = (rel_type["id"], source.uid, destination.uid)
+        if key in seen or (rel_type["id"], destination.uid, source.uid) in seen:
+            continue
+        seen.add(key)
+        entry = {
+            "@type": "relationInstance",
+            "predicate": definition(rel_type, source, destination),
+            "source": node_iri[source.uid],
+            "destination": node_iri[destination.uid],
+        }
+        if inferred:
+            entry[LB + "legacyDirectionInferred"] = True
+        graph.append(entry)
+        accepted += 1
+    if legacy:
+        problems.add(
+            "relations read from legacy frontmatter lists (plugin 0.4 and older)",
+            f"{len(legacy)} link(s); direction inferred from the allowed triples",
+        )
+
+    read = VaultRead(
+        document={
+            "@context": {**_CONTEXT, "pages": base + "node/"},
+            "@id": base.rstrip("/"),
+            "@graph": graph,
+        },
+        slug=slugify(vault.resolve().name) or "vault",
+        space=space,
+        nodes=len(notes),
+        relations=accepted,
+        tentative=tentative,
+    )
+    read.problems = problems.lines()
+    if tentative:
+        read.notices.append(
+            f"{tentative} tentative relation(s) (imported, not accepted in Obsidian) loaded as "
+            "lb:TentativeRelation, not counted as relations until accepted"
+        )
+    return read
+
+
+def _json_file(path: Path, vault: Path) -> dict[str, Any]:
+    """A JSON object file of the vault; ExportFormatError (file and line) when it is not."""
+    shown = str(path.relative_to(vault)) if path.is_relative_to(vault) else str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ExportFormatError(
+            shown, f"not JSON ({error.msg}, line {error.lineno}); fix or restore the file"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ExportFormatError(shown, f"cannot be read ({error})") from None
+    if not isinstance(data, dict):
+        raise ExportFormatError(shown, "is not a JSON object")
+    return data
+
+
+def _space(settings: dict[str, Any], vault: Path) -> str:
+    local_id = settings.get("accountLocalId")
+    if isinstance(local_id, str) and re.fullmatch(r"[A-Za-z0-9]+", local_id):
+        return local_id
+    return slugify(vault.resolve().name) or "vault"
+
+
+def _by_id(items: Any, name_key: str) -> dict[str, dict[str, Any]]:
+    """Settings items by id (items without an id or a name are left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items if isinstance(items, list) else []:
+        if (
+            isinstance(item, dict)
+            and isinstance(item.get("id"), str)
+            and isinstance(item.get(name_key), str)
+            and item[name_key].strip()
+        ):
+            out.setdefault(item["id"], item)
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _safe(text: str) -> str:
+    """``text`` as one IRI path segment."""
+    return quote(text, safe="-._~")
+
+
+def _path_uid(path: str) -> str:
+    return "p-" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:20]
+
+
+def _rid_local_id(rid: str) -> str:
+    for pattern in _RID:
+        match = pattern.match(rid)
+        if match:
+            return match.groups()[-1]
+    return rid.rsplit("/", 1)[-1]
+
+
+def _clash_winner(first: Note, second: Note) -> Note:
+    """Of two notes with one nodeInstanceId, the one that keeps it: a local note over an
+    imported copy, else the first found."""
+    if first.imported and not second.imported:
+        return second
+    return first
+
+
+def _millis(value: Any) -> str | None:
+    """Epoch milliseconds as an ISO time (UTC, milliseconds, ``Z``), None if not a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        moment = datetime.fromtimestamp(value / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _person(author_id: Any, user_names: dict[str, Any]) -> str | None:
+    if isinstance(author_id, bool) or not isinstance(author_id, int | str) or author_id == "":
+        return None
+    name = user_names.get(str(author_id))
+    return name if isinstance(name, str) and name.strip() else f"user {author_id}"
+
+
+def _schema_entry(
+    iri: str, item: dict[str, Any], owner: str | None, users: dict[str, Any], kind: str
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {"@id": iri, "@type": kind, "label": item["name"]}
+    creator = _person(item.get("authorId"), users) or owner
+    if creator:
+        entry["creator"] = creator
+    for key in ("created", "modified"):
+        stamp = _millis(item.get(key))
+        if stamp:
+            entry[key] = stamp
+    return entry
+
+
+def _relation_defs(
+    iri: str, rel_type: dict[str, Any], domain: str | None, range_: str | None
+) -> list[dict[str, Any]]:
+    forward: dict[str, Any] = {"@id": iri, "@type": "relationDef", "label": rel_type["label"]}
+    inverse: dict[str, Any] = {"@id": iri + "-inverse", "@type": "relationDef", "inverseOf": iri}
+    complement = _text(rel_type.get("complement"))
+    if complement:
+        inverse["label"] = complement
+    if domain and range_:
+        forward["rdfs:domain"] = {"@id": domain}
+        forward["rdfs:range"] = {"@id": range_}
+        inverse["rdfs:domain"] = {"@id": range_}
+        inverse["rdfs:range"] = {"@id": domain}
+    return [forward, inverse]
+
+
+def _relation_entry(
+    relation: dict[str, Any],
+    predicate: str,
+    source: str,
+    destination: str,
+    base: str,
+    rid: str,
+    users: dict[str, Any],
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "@id": base + "relation-instance/" + _safe(rid),
+        "@type": "relationInstance",
+        "predicate": predicate,
+        "source": source,
+        "destination": destination,
+    }
+    creator = _person(relation.get("authorId"), users) or _text(relation.get("author"))
+    if creator:
+        entry["creator"] = creator
+    created = _millis(relation.get("created"))
+    if created:
+        entry["created"] = created
+    modified = _millis(relation.get("lastModified")) or created
+    if modified:
+        entry["modified"] = modified
+    imported = relation.get("importedFromRid")
+    if isinstance(imported, str) and imported.startswith("orn:"):
+        entry[LB + "importedFrom"] = {"@id": imported}
+    return entry
+
+
+# ------------------------------------------------------------------------------- walking
+def _walk(
+    vault: Path, types: dict[str, dict[str, Any]], problems: _Problems, max_bytes: int
+) -> tuple[list[Note], set[str], list[Path]]:
+    """The vault's node notes (sorted by path), the nodeInstanceIds of notes in
+    ``.trash``, and every relations file outside the dot-folders (the root one first)."""
+    notes: list[Note] = []
+    trashed: set[str] = set()
+    relation_files: list[Path] = []
+    for folder, dirs, files in os.walk(vault, followlinks=False):
+        here = Path(folder)
+        in_trash = here == vault / ".trash" or (vault / ".trash") in here.parents
+        kept = []
+        for name in sorted(dirs):
+            child = here / name
+            if child.is_symlink():
+                problems.add("symbolic links (never followed)", _rel(child, vault))
+            elif name == ".trash" and here == vault:
+                kept.append(name)  # read for ids only: relations into it are dangling
+            elif not name.startswith("."):
+                kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            path = here / name
+            if name.startswith("."):
+                continue
+            if path.is_symlink():
+                problems.add("symbolic links (never followed)", _rel(path, vault))
+                continue
+            if name == RELATIONS_FILE and not in_trash:
+                relation_files.append(path)
+                continue
+            if not name.endswith(".md"):
+                continue
+            note = _read_note(path, vault, types, problems, max_bytes, quiet=in_trash)
+            if note is None:
+                continue
+            if in_trash:
+                if note.instance_id:
+                    trashed.add(note.instance_id)
+                if note.imported_rid:
+                    trashed.add(note.imported_rid)
+                continue
+            notes.append(note)
+    relation_files.sort(key=lambda p: (p.parent != vault, str(p)))
+    notes.sort(key=lambda n: n.path)
+    return notes, trashed, relation_files
+
+
+def _rel(path: Path, vault: Path) -> str:
+    return PurePosixPath(path.relative_to(vault)).as_posix()
+
+
+def _read_note(
+    path: Path,
+    vault: Path,
+    types: dict[str, dict[str, Any]],
+    problems: _Problems,
+    max_bytes: int,
+    *,
+    quiet: bool,
+) -> Note | None:
+    """The note at ``path`` when it is a node (frontmatter with ``nodeTypeId``), else None
+    (a problem reported unless ``quiet``)."""
+    relative = _rel(path, vault)
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > max_bytes:
+            if not quiet:
+                problems.add(
+                    "notes larger than the input limit (skipped)", f"{relative} ({info.st_size})"
+                )
+            return None
+        raw = path.read_bytes()
+    except OSError as error:
+        if not quiet:
+            problems.add("notes that cannot be read (skipped)", f"{relative} ({error.strerror})")
+        return None
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    front, body, problem = split_frontmatter(text)
+    if problem:
+        if not quiet:
+            problems.add(
+                "notes whose YAML frontmatter does not parse (skipped)", f"{relative}: {problem}"
+            )
+        return None
+    type_id = front.get("nodeTypeId")
+    if not isinstance(type_id, str) or not type_id.strip():
+        return None  # not a node: a plain note, a canvas (tldr-dg), a template
+    type_id = type_id.strip()
+    if type_id not in types:
+        if not quiet:
+            problems.add(
+                "notes of a node type the settings do not have (skipped)",
+                f"{relative} ({type_id})",
+            )
+        return None
+    instance = front.get("nodeInstanceId")
+    instance_id = instance.strip() if isinstance(instance, str) and instance.strip() else None
+    if instance_id is not None and not _PLAIN_ID.match(instance_id):
+        instance_id = None
+    rid = front.get("importedFromRid")
+    imported_rid = rid.strip() if isinstance(rid, str) and rid.strip() else None
+    birth = getattr(info, "st_birthtime", None)
+    return Note(
+        path=relative,
+        uid=instance_id or _path_uid(relative),
+        type_id=type_id,
+        title=path.stem,
+        body=body,
+        instance_id=instance_id,
+        imported_rid=imported_rid,
+        imported=imported_rid is not None or "importedFromSpaceUri" in front,
+        author_id=front.get("authorId"),
+        last_modified=front.get("lastModified"),
+        mtime=info.st_mtime,
+        birthtime=birth,
+        frontmatter=front,
+    )
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """A note's frontmatter (a mapping; {} when there is none), its body, and a problem
+    (with the file's line number) when the frontmatter is too large or not YAML."""
+    if not text.startswith("---"):
+        return {}, text, None
+    first_end = text.find("\n")
+    if first_end < 0 or text[:first_end].strip() != "---":
+        return {}, text, None
+    match = re.compile(r"^---[ \t]*\r?$", re.M).search(text, first_end + 1)
+    if match is None:
+        return {}, text, None
+    raw = text[first_end + 1 : match.start()]
+    body = text[match.end() :].lstrip("\r\n") if match.end() < len(text) else ""
+    if len(raw.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        return {}, body, f"frontmatter larger than {MAX_FRONTMATTER_BYTES} bytes"
+    try:
+        aliases = sum(
+            1 for event in yaml.parse(raw, Loader=_Loader) if isinstance(event, yaml.AliasEvent)
+        )
+        if aliases > MAX_YAML_ALIASES:
+            return {}, body, f"{aliases} YAML aliases (at most {MAX_YAML_ALIASES})"
+        data = yaml.load(raw, Loader=_Loader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f"line {mark.line + 2}: " if mark is not None else ""
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        return {}, body, f"{line}{reason}"
+    if data is None:
+        return {}, body, None
+    if not isinstance(data, dict):
+        return {}, body, "frontmatter is not a YAML mapping"
+    return {str(k): v for k, v in data.items()}, body, None
+
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# ------------------------------------------------------------------------------- nodes
+def _link_targets(notes: list[Note]) -> dict[str, Note]:
+    """How a wikilink names a note: by its path without ``.md`` and by its basename (the
+    first note of a basename wins, as Obsidian resolves the shortest path first)."""
+    targets: dict[str, Note] = {}
+    for note in sorted(notes, key=lambda n: (n.path.count("/"), n.path)):
+        stem = note.path[:-3] if note.path.endswith(".md") else note.path
+        targets.setdefault(stem.lower(), note)
+        targets.setdefault(note.title.lower(), note)
+    return targets
+
+
+def _target(link: str, titles: dict[str, Note]) -> Note | None:
+    name = link.strip()
+    if name.lower().endswith(".md"):
+        name = name[:-3]
+    return titles.get(name.lower())
+
+
+def _node_entry(
+    note: Note,
+    iri: str,
+    schema: str,
+    owner: str | None,
+    users: dict[str, Any],
+    titles: dict[str, Note],
+    vault: Path,
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "@id": iri,
+        "@type": schema,
+        "title": note.title,
+        "content": note.body,
+    }
+    creator = _person(note.author_id, users) if note.imported else None
+    creator = creator or owner
+    if creator:
+        entry["creator"] = creator
+    modified = _millis(note.last_modified) if note.imported else None
+    entry["modified"] = modified or _millis(note.mtime * 1000)
+    entry["created"] = _millis((note.birthtime or note.mtime) * 1000)
+    entry[LB + "timesFromFile"] = True
+    entry[LB + "sourcePath"] = note.path
+    if note.instance_id:
+        entry[LB + "nodeInstanceId"] = note.instance_id
+    if note.imported_rid and ":" in note.imported_rid and " " not in note.imported_rid:
+        entry[LB + "importedFrom"] = {"@id": note.imported_rid}
+    refers = []
+    for link in _LINK.findall(note.body):
+        target = _target(link, titles)
+        if target is not None and target.uid != note.uid and target.title != link.strip():
+            refers.append(f"pages:{target.uid}")  # the analysis resolves plain titles itself
+    if refers:
+        entry["textRefersToNode"] = list(dict.fromkeys(refers))
+    images = []
+    for link in _EMBED.findall(note.body):
+        name = link.strip()
+        if PurePosixPath(name).suffix.lower() in _IMAGE_SUFFIXES:
+            images.append({"@id": _open_uri(vault, _embed_path(name, note, vault))})
+    if images:
+        entry[LB + "image"] = images
+    return entry
+
+
+def _embed_path(name: str, note: Note, vault: Path) -> str:
+    """The vault path an embed names: as written when that file exists (from the vault or
+    the note's folder), else the name itself."""
+    for candidate in (name, str(PurePosixPath(note.path).parent / name)):
+        if (vault / candidate).is_file():
+            return PurePosixPath(candidate).as_posix()
+    return name
+
+
+def _open_uri(vault: Path, path: str) -> str:
+    """The ``obsidian://open`` URI of a file of the vault (opens it in Obsidian)."""
+    return (
+        f"obsidian://open?vault={quote(vault.resolve().name, safe='')}&file={quote(path, safe='')}"
+    )
+
+
+# ------------------------------------------------------------------------------- relations
+def _merge_relations(files: list[Path], vault: Path) -> dict[str, dict[str, Any]]:
+    """Every relation of the vault's relations files by id (the root file first: it wins on
+    the same id, as the plugin merges them)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for path in files:
+        data = _json_file(path, vault)
+        relations = data.get("relations")
+        if not isinstance(relations, dict):
+            raise ExportFormatError(
+                _rel(path, vault), "has no 'relations' object; fix or restore the file"
+            )
+        for key, relation in relations.items():
+            if isinstance(relation, dict):
+                merged.setdefault(str(relation.get("id") or key), relation)
+    return merged
+
+
+def _legacy_relations(
+    notes: list[Note],
+    relation_types: dict[str, dict[str, Any]],
+    triples: list[dict[str, Any]],
+    types: dict[str, dict[str, Any]],
+    titles: dict[str, Note],
+    problems: _Problems,
+) -> list[tuple[dict[str, Any], Note, Note, bool]]:
+    """Relations kept as frontmatter link lists by plugin 0.4 and older: (type, source,
+    destination, direction inferred). The note read is the source unless only the reverse
+    fits an allowed triple."""
+    allowed = {
+        (str(t.get("sourceId")), str(t.get("relationshipTypeId")), str(t.get("destinationId")))
+        for t in triples
+    }
+    found: list[tuple[dict[str, Any], Note, Note, bool]] = []
+    pairs: set[tuple[str, frozenset[str]]] = set()
+    for note in notes:
+        for key, value in note.frontmatter.items():
+            rel_type = relation_types.get(key)
+            if rel_type is None or not isinstance(value, list):
+                continue
+            for item in value:
+                if not isinstance(item, str):
+                    continue
+                match = _LINK.search(item)
+                target = _target(match.group(1), titles) if match else None
+                if target is None or target.uid == note.uid:
+                    problems.add(
+                        "legacy frontmatter links that name no node (skipped)",
+                        f"{note.path}: {item}",
+                    )
+                    continue
+                pair = (rel_type["id"], frozenset((note.uid, target.uid)))
+                if pair in pairs:
+                    continue
+                pairs.add(pair)
+                forward = (note.type_id, rel_type["id"], target.type_id) in allowed
+                backward = (target.type_id, rel_type["id"], note.type_id) in allowed
+                if backward and not forward:
+                    found.append((rel_type, target, note, True))
+                else:
+                    found.append((rel_type, note, target, True))
+    del types
+    return found
