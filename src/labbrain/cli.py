@@ -620,6 +620,61 @@ def tasks_cancel(ctx: Context, task_id: str) -> None:
 
 
 @main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--poll", is_flag=True, help="Poll the files instead of waiting for events.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line and event.")
+@pass_ctx
+def watch(ctx: Context, paths: tuple[str, ...], poll: bool, as_json: bool) -> None:
+    """Load exports or Obsidian vaults and load them again whenever they change, until
+    interrupted (Ctrl-C).
+
+    Each source is loaded at the start unless the store holds it unchanged, then again after
+    each change (when its files have been quiet for a moment). A source that cannot be read
+    as it is (an export still being written) leaves its dataset as it was; the next change is
+    tried again. Events come from the file system, or from polling where it gives none (a
+    network file system, or too many watched files): --poll forces polling."""
+    from labbrain.ops.watch import SourceWatcher, WatchEvent
+
+    def show(event: WatchEvent) -> None:
+        if as_json:
+            record: dict[str, Any] = {
+                "source": event.source,
+                "outcome": event.outcome,
+                "seconds": round(event.seconds, 3),
+            }
+            if event.report is not None:
+                record["report"] = event.report.as_dict()
+            if event.error is not None:
+                record["error"] = event.error
+            out.print_json(json.dumps(record), indent=None)
+        elif event.report is not None:
+            report = event.report
+            out.print(
+                f"{event.source}: loaded, {report.nodes:,} nodes, {report.quads:,} quads "
+                f"in {event.seconds:.2f}s"
+            )
+            for warning in report.warnings:
+                out.print(Text.assemble(("warning: ", "yellow"), warning))
+        elif event.error is not None:
+            err.print(
+                Text.assemble(
+                    ("error: ", "red"), f"{event.source}: {event.error}; the dataset is as it was"
+                )
+            )
+        else:
+            out.print(f"{event.source}: unchanged")
+        sys.stdout.flush()
+
+    with opened(ctx, read_only=False) as brain:
+        try:
+            watcher = SourceWatcher(brain, paths, on_event=show, force_polling=poll or None)
+        except LabbrainError as error:
+            _fail(error)
+        with suppress(KeyboardInterrupt):
+            watcher.run()
+
+
+@main.command()
 @click.option(
     "--toolsets",
     metavar="NAME[,NAME...]",
@@ -634,10 +689,16 @@ def tasks_cancel(ctx: Context, task_id: str) -> None:
     help="Offer no tool that writes, record no visit, hold no lock on the store "
     "(default: $LABBRAIN_READ_ONLY).",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Load DATA_PATH again whenever it changes, while serving (a writable store only).",
+)
 @pass_ctx
-def mcp(ctx: Context, toolsets: str | None, read_only: bool | None) -> None:
-    """Serve the discourse-graph tools over MCP (stdio). DATA_PATH=export.jsonld loads that
-    export first unless the store already holds it unchanged.
+def mcp(ctx: Context, toolsets: str | None, read_only: bool | None, watch: bool) -> None:
+    """Serve the discourse-graph tools over MCP (stdio). DATA_PATH=export.jsonld (or an
+    Obsidian vault) loads that export first unless the store already holds it unchanged;
+    with --watch, again whenever it changes.
 
     When another labbrain process holds the store for writing (e.g. a second assistant's
     server), this one serves it read-only instead of failing, following that writer's loads."""
@@ -653,7 +714,7 @@ def mcp(ctx: Context, toolsets: str | None, read_only: bool | None) -> None:
     except LabbrainError as error:
         _fail(error)
     try:
-        serve_stdio(brain, chosen, read_only=reading)
+        serve_stdio(brain, chosen, read_only=reading, watch=watch)
     except LabbrainError as error:
         _fail(error)
     finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,7 @@ from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
 from labbrain.mcp.listing import lean_input, lean_output
 from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
+from labbrain.ops.watch import SourceWatcher, WatchEvent
 from labbrain.store.local import checked, file_identity, record_checked
 
 log = logging.getLogger("labbrain.mcp")
@@ -145,10 +147,16 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 def serve_stdio(
-    brain: LabBrain, toolsets: Iterable[str] = DEFAULT_TOOLSETS, *, read_only: bool = False
+    brain: LabBrain,
+    toolsets: Iterable[str] = DEFAULT_TOOLSETS,
+    *,
+    read_only: bool = False,
+    watch: bool = False,
 ) -> None:
     """Load ``DATA_PATH`` if set (and new), then serve the tools of ``toolsets`` over stdio
-    until stdin closes (``read_only``: none that writes, see :func:`build_server`).
+    until stdin closes (``read_only``: none that writes, see :func:`build_server`). With
+    ``watch`` (and a writable store), ``DATA_PATH`` is loaded again whenever it changes, in a
+    thread of its own, while the tools answer (:class:`~labbrain.ops.watch.SourceWatcher`).
 
     Stdout carries only JSON-RPC messages: output during the load goes to stderr."""
     data_path = os.environ.get("DATA_PATH")
@@ -159,4 +167,22 @@ def serve_stdio(
             log.info("DATA_PATH %s is already loaded", data_path)
         else:
             log.info("loaded %s: %d nodes into %s", data_path, report.nodes, report.graph)
-    build_server(brain, toolsets, read_only=read_only).run("stdio")
+    watcher = None
+    if watch and data_path and not read_only:
+        watcher = SourceWatcher(brain, [data_path], on_event=_log_event)
+        threading.Thread(target=watcher.run, name="labbrain-watch", daemon=True).start()
+    elif watch:
+        log.warning("--watch needs DATA_PATH and a writable store; nothing is watched")
+    try:
+        build_server(brain, toolsets, read_only=read_only).run("stdio")
+    finally:
+        if watcher is not None:
+            watcher.stop()
+
+
+def _log_event(event: WatchEvent) -> None:
+    """A watched source's event, in the server's log (stderr)."""
+    if event.report is not None:
+        log.info("reloaded %s: %d nodes in %.2fs", event.source, event.report.nodes, event.seconds)
+    elif event.error is None:
+        log.debug("%s is unchanged", event.source)

@@ -1,0 +1,210 @@
+"""Watched sources: a dataset follows its export file or Obsidian vault as it changes.
+
+:class:`SourceWatcher` loads each source once (unless the store already holds it unchanged),
+then waits for file-system events (``watchfiles``, on inotify / FSEvents / ReadDirectoryChanges;
+polling where events are unavailable: a network file system, or the inotify watch limit
+reached, which is named in the log) and loads a source again when it changed. Each load is the
+ordinary one (:meth:`~labbrain.core.LabBrain.load`): all or nothing, so readers see the old
+dataset or the new one, never a mix. A source that cannot be read as it is now (an export
+half-written by a browser, a vault whose ``relations.json`` is being saved) leaves the dataset
+as it was; the problem is reported and the next change is tried again. An event is reported
+for every load, skip and failure (``on_event``).
+
+The vault is loaded whole at each change (an incremental update of only the notes that changed
+is not done yet); what does not bear on the graph is not watched: Obsidian's workspace and
+cache files, other plugins' settings, editors' swap and partial files.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from labbrain.core import LabBrain
+from labbrain.errors import LabbrainError
+from labbrain.ingest.load import LoadReport, detect_format, read_input
+from labbrain.ingest.obsidian import PLUGIN_FOLDER, settings_file
+
+log = logging.getLogger(__name__)
+
+#: Quiet time (ms) after the last event before a change is applied: a save of many files,
+#: or an export written in several chunks, is one change.
+DEBOUNCE_MS = 400
+#: How long after a load a polled source is checked again (see SourceWatcher.run).
+POLL_RECHECK_SECONDS = 1.2
+#: File names (endings) that are partial or temporary files of editors and browsers.
+_PARTIAL = (".tmp", ".part", ".crdownload", ".download", ".swp", ".swx", "~")
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """What became of one source at one moment: ``loaded`` (with its report), ``unchanged``
+    (the store holds it as it is), or ``failed`` (``error`` says why; the dataset is as it
+    was)."""
+
+    source: str
+    outcome: str
+    report: LoadReport | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+class SourceWatcher:
+    """Keeps the datasets of ``sources`` (export files and vault directories) in step with
+    them, on ``brain`` (opened for writing), until :meth:`stop`.
+
+    Guarantees: every source is checked at :meth:`run`'s start; after that, a change to a
+    source is loaded within about ``debounce_ms`` of the last write to it; a failed load
+    changes nothing stored. ``run`` blocks: call it from the thread that is to do the loads
+    (the CLI's main thread, or a thread of the MCP server's).
+    """
+
+    def __init__(
+        self,
+        brain: LabBrain,
+        sources: Iterable[str],
+        *,
+        on_event: Callable[[WatchEvent], None] | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        force_polling: bool | None = None,
+    ) -> None:
+        self.brain = brain
+        self.sources = [os.path.abspath(source) for source in sources]
+        for source in self.sources:
+            detect_format(source, None)  # a one-line error now, not in the loop
+        self.on_event = on_event
+        #: The settings files of each vault source that bear on its graph.
+        self._settings = {
+            source: {
+                str(Path(source) / ".obsidian" / "plugins" / PLUGIN_FOLDER / "data.json"),
+                str(settings_file(Path(source)) or ""),
+            }
+            for source in self.sources
+            if os.path.isdir(source)
+        }
+        self.debounce_ms = debounce_ms
+        self.force_polling = force_polling
+        self.polling = False
+        self._stop = threading.Event()
+        self._started = threading.Event()
+
+    # ------------------------------------------------------------------ control
+    def stop(self) -> None:
+        """Make :meth:`run` return (within a step of the watcher)."""
+        self._stop.set()
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        """Wait until the first check of every source is done and events are watched."""
+        return self._started.wait(timeout)
+
+    # ------------------------------------------------------------------ work
+    def sync(self, source: str) -> WatchEvent:
+        """Load ``source`` if the store does not hold it as it is now."""
+        started = time.perf_counter()
+        try:
+            read = read_input(source, self.brain.settings)
+            loaded = {dataset["sourceDigest"] for dataset in self.brain.datasets()}
+            if read.digest in loaded:
+                event = WatchEvent(source, "unchanged")
+            else:
+                report = self.brain.load(source, read=read)
+                event = WatchEvent(source, "loaded", report=report)
+        except (LabbrainError, OSError) as error:
+            event = WatchEvent(source, "failed", error=str(error))
+        event = WatchEvent(
+            event.source, event.outcome, event.report, event.error, time.perf_counter() - started
+        )
+        if event.outcome == "failed":
+            log.warning("%s: not loaded (%s); the dataset is as it was", source, event.error)
+        if self.on_event is not None:
+            self.on_event(event)
+        return event
+
+    def run(self) -> None:
+        """Check every source, then load each one again when it changes, until stopped."""
+        import watchfiles
+
+        for source in self.sources:
+            self.sync(source)
+        roots = sorted({s if os.path.isdir(s) else os.path.dirname(s) for s in self.sources})
+        polling = self.force_polling
+        while not self._stop.is_set():
+            try:
+                changes = watchfiles.watch(
+                    *roots,
+                    watch_filter=self._relevant,
+                    debounce=self.debounce_ms,
+                    step=50,
+                    stop_event=self._stop,
+                    force_polling=polling,
+                    rust_timeout=500,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                )
+                recheck: dict[str, float] = {}
+                for batch in changes:
+                    if not self._started.is_set():
+                        # Watching now (the first yield comes after a timeout at the latest):
+                        # check again what may have changed before the watch began.
+                        for source in self.sources:
+                            self.sync(source)
+                        self._started.set()
+                        continue
+                    now = time.monotonic()
+                    due = {s for s, at in recheck.items() if at <= now}
+                    for source in due:
+                        del recheck[source]
+                    for source in due | set(self._touched({path for _, path in batch})):
+                        self.sync(source)
+                        if polling:
+                            # Polling compares modification times to the second: a second
+                            # save within the second of the one just loaded would not show.
+                            recheck[source] = time.monotonic() + POLL_RECHECK_SECONDS
+                return
+            except OSError as error:
+                if polling:
+                    raise
+                # inotify's watch limit reached, or a file system without events.
+                log.warning("file-system events unavailable (%s); polling the sources", error)
+                polling = True
+                self.polling = True
+
+    def _touched(self, paths: set[str]) -> list[str]:
+        """The sources that the changed ``paths`` belong to."""
+        touched = []
+        for source in self.sources:
+            if os.path.isdir(source):
+                prefix = source.rstrip(os.sep) + os.sep
+                if any(p.startswith(prefix) for p in paths):
+                    touched.append(source)
+            elif source in paths:
+                touched.append(source)
+        return touched
+
+    def _relevant(self, change: object, path: str) -> bool:
+        """Whether a change at ``path`` may bear on a watched source's graph."""
+        del change
+        name = os.path.basename(path)
+        if name.endswith(_PARTIAL) or name.startswith(".#"):
+            return False
+        for source in self.sources:
+            if not os.path.isdir(source):
+                if path == source:
+                    return True
+                continue
+            if not path.startswith(source.rstrip(os.sep) + os.sep):
+                continue
+            parts = Path(os.path.relpath(path, source)).parts
+            if parts and parts[0] == ".obsidian":
+                # Only the plugin's settings bear on the graph (not the workspace, caches
+                # or other plugins).
+                return path in self._settings.get(source, ())
+            if any(part.startswith(".") for part in parts[:-1]):
+                return False  # .trash and other dot-folders
+            return name.endswith((".md", ".json")) or os.path.isdir(path)
+        return False

@@ -1,0 +1,184 @@
+"""Watched sources: a vault or an export file changes, the dataset follows; a source that
+cannot be read as it is leaves the dataset as it was."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from labbrain.core import LabBrain
+from labbrain.ops.watch import SourceWatcher, WatchEvent
+from labbrain.settings import Settings
+
+sys.path.insert(0, str(ROOT / "tests" / "ingest"))
+from vault_maker import make_lab, note_path, write_vault
+
+#: How long a test waits for an event before it fails (a bound, not a measurement).
+PATIENCE = 30.0
+
+
+class Watching:
+    """A SourceWatcher running in a thread, its events in a queue."""
+
+    def __init__(self, brain: LabBrain, sources: list[str], polling: bool | None) -> None:
+        self.events: queue.Queue[WatchEvent] = queue.Queue()
+        self.watcher = SourceWatcher(
+            brain, sources, on_event=self.events.put, debounce_ms=200, force_polling=polling
+        )
+        self.thread = threading.Thread(target=self.watcher.run)
+
+    def next(self) -> WatchEvent:
+        try:
+            return self.events.get(timeout=PATIENCE)
+        except queue.Empty:
+            raise AssertionError(f"no watch event within {PATIENCE} s") from None
+
+    def started(self) -> None:
+        assert self.watcher.wait_started(PATIENCE)
+        while not self.events.empty():  # the checks made when the watch began
+            self.events.get()
+
+
+@pytest.fixture
+def brain(tmp_path: Path) -> Iterator[LabBrain]:
+    with LabBrain(Settings(store=str(tmp_path / "store"))) as opened:
+        yield opened
+
+
+@pytest.fixture(params=[None, True], ids=["events", "polling"])
+def polling(request: pytest.FixtureRequest) -> bool | None:
+    return request.param
+
+
+def _watch(brain: LabBrain, source: Path, polling: bool | None) -> Iterator[Watching]:
+    watching = Watching(brain, [str(source)], polling)
+    watching.thread.start()
+    try:
+        yield watching
+    finally:
+        watching.watcher.stop()
+        watching.thread.join(PATIENCE)
+
+
+def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
+    brain: LabBrain, tmp_path: Path, polling: bool | None
+) -> None:
+    lab = make_lab(5, nodes=12, relations=10)
+    vault = write_vault(lab, tmp_path / "v")
+    for watching in _watch(brain, vault, polling):
+        first = watching.next()
+        assert first.outcome == "loaded" and first.report is not None
+        graph = first.report.graph
+        watching.started()
+        assert brain.search("zyxomatic", graphs=[graph]).hits == []
+        note = vault / note_path(lab, lab.nodes[3])
+        note.write_text(note.read_text() + "\nThe zyxomatic assay.\n")
+        event = watching.next()
+        assert event.outcome == "loaded"
+        hits = brain.search("zyxomatic", graphs=[graph]).hits
+        assert [h.node.uid for h in hits] == [lab.nodes[3].instance_id]
+        quads = brain.store.count(graph)
+        # A save that leaves relations.json unreadable: reported, the dataset as it was.
+        (vault / "relations.json").write_text('{"version": 1, "relations": {')
+        broken = watching.next()
+        assert broken.outcome == "failed" and "relations.json" in (broken.error or "")
+        assert brain.store.count(graph) == quads
+        assert [h.node.uid for h in brain.search("zyxomatic", graphs=[graph]).hits] == [
+            lab.nodes[3].instance_id
+        ]
+        # Deleting the note: the dataset loses it (and its relations).
+        (vault / "relations.json").write_text(
+            json.dumps({"version": 1, "lastModified": 1, "relations": {}})
+        )
+        assert watching.next().outcome == "loaded"
+        note.unlink()
+        event = watching.next()
+        assert event.report is not None and event.report.nodes == 11
+        assert brain.search("zyxomatic", graphs=[graph]).hits == []
+
+
+def test_a_half_written_export_never_replaces_the_dataset(brain: LabBrain, tmp_path: Path) -> None:
+    from conftest import SAMPLE
+
+    export = tmp_path / "lab.jsonld"
+    good = SAMPLE.read_bytes()
+    export.write_bytes(good)
+    for watching in _watch(brain, export, None):
+        first = watching.next()
+        assert first.report is not None and first.report.nodes == 150
+        graph = first.report.graph
+        watching.started()
+        quads = brain.store.count(graph)
+        export.write_bytes(good[: len(good) // 2])  # a browser still writing it
+        half = watching.next()
+        assert half.outcome == "failed"
+        assert brain.store.count(graph) == quads
+        document = json.loads(good)
+        document["@graph"] = [e for e in document["@graph"] if e.get("@id") != "pages:ar5rfh34m"]
+        export.write_text(json.dumps(document))
+        done = watching.next()
+        assert done.report is not None and done.report.nodes == 149
+
+
+def test_only_files_that_bear_on_the_graph_are_watched(brain: LabBrain, tmp_path: Path) -> None:
+    lab = make_lab(6, nodes=4, relations=2)
+    vault = write_vault(lab, tmp_path / "v")
+    watcher = SourceWatcher(brain, [str(vault)])
+    relevant = {
+        "Discourse Nodes/CLM - x.md": True,
+        "relations.json": True,
+        "Deep/Folder/relations.json": True,
+        ".obsidian/plugins/discourse-graphs/data.json": True,
+        ".obsidian/workspace.json": False,
+        ".obsidian/plugins/other/data.json": False,
+        ".trash/CLM - gone.md": False,
+        "Discourse Nodes/CLM - x.md.swp": False,
+        "Discourse Nodes/.#CLM - x.md": False,
+        "attachments/figure.png": False,
+    }
+    for path, expected in relevant.items():
+        assert watcher._relevant(None, str(vault / path)) is expected, path
+    assert watcher._relevant(None, str(tmp_path / "other.md")) is False
+
+
+@pytest.mark.subprocess
+def test_labbrain_watch_reports_each_load(tmp_path: Path) -> None:
+    lab = make_lab(8, nodes=6, relations=4)
+    vault = write_vault(lab, tmp_path / "v")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from labbrain.cli import main; main()",
+            "--store",
+            str(tmp_path / "s"),
+            "watch",
+            str(vault),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(process.stdout.readline())
+        assert first["outcome"] == "loaded" and first["report"]["nodes"] == 6
+        note = vault / note_path(lab, lab.nodes[0])
+        note.write_text(note.read_text() + "\nmore\n")
+        while True:  # the check when the watch began may report "unchanged" first
+            event = json.loads(process.stdout.readline())
+            if event["outcome"] != "unchanged":
+                break
+        assert event["outcome"] == "loaded"
+    finally:
+        process.terminate()
+        process.wait(PATIENCE)
