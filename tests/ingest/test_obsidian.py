@@ -18,7 +18,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from pyoxigraph import NamedNode
-from vault_maker import (
+
+from generate_vault import (
     Lab,
     VaultNode,
     VaultRelation,
@@ -29,7 +30,6 @@ from vault_maker import (
     write_node,
     write_vault,
 )
-
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader

@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from generate_vault import make_lab, note_path, write_vault
 from labbrain.core import LabBrain
 from labbrain.ops.watch import SourceWatcher, WatchEvent
 from labbrain.settings import Settings
-
-sys.path.insert(0, str(ROOT / "tests" / "ingest"))
-from vault_maker import make_lab, note_path, write_vault
 
 #: How long a test waits for an event before it fails (a bound, not a measurement).
 PATIENCE = 30.0

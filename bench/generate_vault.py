@@ -1,4 +1,4 @@
-"""Writes Discourse Graphs Obsidian vaults for tests, from the format document
+"""Writes Discourse Graphs Obsidian vaults for tests and benchmarks, from the format document
 (``../shared/obsidian-dg-format.md``), and the Roam export of the same graph.
 
 A :class:`Lab` is a discourse graph in memory (node types, relation types, allowed triples,
@@ -126,8 +126,16 @@ class Lab:
         return self.format_of(node.type_name).replace("{content}", node.content)
 
 
-def make_lab(seed: int, nodes: int = 40, relations: int = 60, *, name: str = "Tension Lab") -> Lab:
-    """A random lab of ``nodes`` nodes and about ``relations`` relations, all local."""
+def make_lab(
+    seed: int,
+    nodes: int = 40,
+    relations: int = 60,
+    *,
+    name: str = "Tension Lab",
+    body_words: int = 30,
+) -> Lab:
+    """A random lab of ``nodes`` nodes (bodies of about ``body_words`` words) and about
+    ``relations`` relations, all local."""
     rng = random.Random(seed)
     type_ids = {type_name: "node_" + nanoid(rng) for type_name, _ in TYPES}
     relation_ids = {label: "relation_" + nanoid(rng) for label, _ in RELATIONS}
@@ -142,7 +150,9 @@ def make_lab(seed: int, nodes: int = 40, relations: int = 60, *, name: str = "Te
             if content not in used:
                 used.add(content)
                 break
-        body = f"Notes on {content.lower()}.\n\n" + " ".join(rng.choices(WORDS, k=30)) + "\n"
+        body = (
+            f"Notes on {content.lower()}.\n\n" + " ".join(rng.choices(WORDS, k=body_words)) + "\n"
+        )
         made.append(
             VaultNode(
                 type_name=type_name,
@@ -385,10 +395,11 @@ def roam_export(lab: Lab, graph: str, modified: dict[int, str], created: dict[in
             continue
         source_type = lab.nodes[rel.source].type_name
         destination_type = lab.nodes[rel.destination].type_name
+        label = rel.label.replace(" ", "")
         entries.append(
             {
                 "@type": "relationInstance",
-                "predicate": f"pages:_{source_type}-{rel.label.replace(' ', '')}-{destination_type}-rel",
+                "predicate": f"pages:_{source_type}-{label}-{destination_type}-rel",
                 "source": f"pages:n{rel.source}",
                 "destination": f"pages:n{rel.destination}",
             }
