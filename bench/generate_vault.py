@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generate import _context as exporter_context
+
 NANO = string.ascii_letters + string.digits + "_-"
 #: The default node types of the plugin (plus Result, which labs add themselves).
 TYPES = (("Question", "QUE"), ("Claim", "CLM"), ("Evidence", "EVD"), ("Source", "SRC"))
@@ -326,31 +328,7 @@ def relation_json(lab: Lab, rel: VaultRelation) -> dict[str, Any]:
 def roam_export(lab: Lab, graph: str, modified: dict[int, str], created: dict[int, str]) -> dict:
     """The same graph as a Roam export (2026-06 context), each node with the creator and
     times given (a vault's come from the file system, so the caller passes what it set)."""
-    context = {
-        "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-        "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-        "owl": "http://www.w3.org/2002/07/owl#",
-        "dct": "http://purl.org/dc/terms/",
-        "prov": "http://www.w3.org/ns/prov#",
-        "sioc": "http://rdfs.org/sioc/ns#",
-        "dgb": "https://discoursegraphs.com/schema/dg_base",
-        "subClassOf": "rdfs:subClassOf",
-        "title": "dct:title",
-        "label": "rdfs:label",
-        "modified": "dct:modified",
-        "created": "dct:date",
-        "creator": "dct:creator",
-        "content": "sioc:content",
-        "source": "dgb:source",
-        "destination": "dgb:destination",
-        "textRefersToNode": "dgb:textRefersToNode",
-        "predicate": "rdf:predicate",
-        "nodeSchema": "dgb:NodeSchema",
-        "relationDef": "dgb:RelationDef",
-        "relationInstance": "dgb:RelationInstance",
-        "inverseOf": "owl:inverseOf",
-        "pages": f"https://roamresearch.com/#/app/{graph}/page/",
-    }
+    context = exporter_context("2026-06", graph)
     entries: list[dict[str, Any]] = []
     for type_name, _ in TYPES:
         entries.append(
