@@ -557,3 +557,21 @@ def test_data_path_may_name_a_vault(vault: Path, tmp_path: Path) -> None:
     )
     assert done.exit_code == 0, done.output
     assert f"DATA_PATH={vault}" in done.output.replace("'", "")
+
+
+def test_a_hand_copy_sharing_a_node_instance_id_is_identified_by_its_path(
+    lab: Lab, vault: Path, brain: LabBrain
+) -> None:
+    original = lab.nodes[1]
+    copy = vault / "Copies" / f"{lab.title(original)} (copy).md"
+    copy.parent.mkdir()
+    copy.write_text((vault / note_path(lab, original)).read_text())
+    report = brain.load(str(vault))
+    assert report.nodes == 41
+    assert any("share a nodeInstanceId" in w and "Copies/" in w for w in report.warnings)
+    reader = DiscourseReader(brain)
+    assert reader.get_node(original.instance_id or "").title == lab.title(original)
+    import hashlib
+
+    uid = "p-" + hashlib.sha256(str(copy.relative_to(vault)).encode()).hexdigest()[:20]
+    assert reader.get_node(uid).title == f"{lab.title(original)} (copy)"

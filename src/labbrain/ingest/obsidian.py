@@ -214,7 +214,6 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
     user_names: dict[str, Any] = names if isinstance(names, dict) else {}
 
     notes, trashed, relation_files = _walk(vault, types, problems, max_bytes)
-    by_uid: dict[str, Note] = {}
     by_instance: dict[str, Note] = {}
     by_rid: dict[str, Note] = {}
     local_by_instance: dict[str, Note] = {}
@@ -239,8 +238,6 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
                     local_by_instance[note.instance_id] = note
         if note.imported_rid:
             by_rid.setdefault(note.imported_rid, note)
-    for note in notes:
-        by_uid[note.uid] = note
 
     graph: list[dict[str, Any]] = []
     schema_iris = {type_id: base + "type/" + _safe(type_id) for type_id in types}
@@ -345,7 +342,7 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
             accepted += 1
         graph.append(entry)
 
-    legacy = _legacy_relations(notes, relation_types, triples, types, titles, problems)
+    legacy = _legacy_relations(notes, relation_types, triples, titles, problems)
     for rel_type, source, destination, inferred in legacy:
         key = (rel_type["id"], source.uid, destination.uid)
         if key in seen or (rel_type["id"], destination.uid, source.uid) in seen:
@@ -448,10 +445,8 @@ def _rid_local_id(rid: str) -> str:
 
 def _clash_winner(first: Note, second: Note) -> Note:
     """Of two notes with one nodeInstanceId, the one that keeps it: a local note over an
-    imported copy, else the first found."""
-    if first.imported and not second.imported:
-        return second
-    return first
+    imported copy, else the older file (a copy is made later), else the first by path."""
+    return min((first, second), key=lambda n: (n.imported, n.birthtime or n.mtime, n.path))
 
 
 def _millis(value: Any) -> str | None:
@@ -795,7 +790,6 @@ def _legacy_relations(
     notes: list[Note],
     relation_types: dict[str, dict[str, Any]],
     triples: list[dict[str, Any]],
-    types: dict[str, dict[str, Any]],
     titles: dict[str, Note],
     problems: _Problems,
 ) -> list[tuple[dict[str, Any], Note, Note, bool]]:
@@ -834,5 +828,4 @@ def _legacy_relations(
                     found.append((rel_type, target, note, True))
                 else:
                     found.append((rel_type, note, target, True))
-    del types
     return found
