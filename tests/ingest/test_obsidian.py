@@ -575,3 +575,22 @@ def test_a_hand_copy_sharing_a_node_instance_id_is_identified_by_its_path(
 
     uid = "p-" + hashlib.sha256(str(copy.relative_to(vault)).encode()).hexdigest()[:20]
     assert reader.get_node(uid).title == f"{lab.title(original)} (copy)"
+
+
+def test_labbrain_check_lists_what_a_load_left_out(vault: Path, tmp_path: Path) -> None:
+    from labbrain.ops.check import run_check
+
+    settings = Settings(store=str(tmp_path / "checked"))
+    with LabBrain(settings) as opened:
+        opened.load(str(vault))
+    clean = {f.check: f for f in run_check(settings).findings}
+    assert clean["load warnings"].status == "ok"
+    data = json.loads((vault / "relations.json").read_text())
+    first = next(iter(data["relations"].values()))
+    data["relations"]["gone"] = dict(first, id="gone", destination="no-such-note")
+    (vault / "relations.json").write_text(json.dumps(data))
+    with LabBrain(settings) as opened:
+        opened.load(str(vault))
+    found = {f.check: f for f in run_check(settings).findings}["load warnings"]
+    assert found.status == "warning"
+    assert "gone: no-such-note" in found.examples[0]

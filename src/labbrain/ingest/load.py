@@ -183,6 +183,8 @@ class Prepared:
     export_id: str | None = None
     export: jsonld.JsonInput | None = None
     notices: list[str] = field(default_factory=list)
+    #: What was found wrong in the input before it was prepared (a vault's problems).
+    warnings: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------- paths
@@ -587,7 +589,14 @@ def target_graph(graph: str | None, slug_hint: str) -> str:
 
 
 def _load_record(
-    graph: str, source: str, digest: str, prepared: Prepared, quads: int, nodes: int, load_id: str
+    graph: str,
+    source: str,
+    digest: str,
+    prepared: Prepared,
+    quads: int,
+    nodes: int,
+    load_id: str,
+    warnings: list[str],
 ) -> list[Quad]:
     """The system-graph description of a dataset load."""
     system = NamedNode(SYSTEM_GRAPH)
@@ -609,6 +618,7 @@ def _load_record(
         (LB + "quadCount", lit(quads, XSD + "integer")),
         (LB + "nodeCount", lit(nodes, XSD + "integer")),
     ]
+    facts += [(LB + "loadWarning", lit(warning)) for warning in warnings]
     if source != "-":
         facts.append((LB + "sourceFile", lit(str(Path(source).resolve()))))
     if prepared.export_id:
@@ -711,6 +721,7 @@ def load_source(
             raise ExportFormatError(source, "strict load refused: " + "; ".join(read.problems))
         step("repair_context")
         prepared = prepare(read.data, source, read.fmt, settings)
+        prepared.warnings = list(read.problems)
         entries = prepared.entries
         load_id = load_id or uuid.uuid4().hex
         write = functools.partial(
@@ -728,7 +739,9 @@ def load_source(
             report = write(prepared)
         except jsonld.DeferredMemberNotLast:
             # Rolled back already; an unusual member order: read the file the thorough way.
-            report = write(prepare(read.data, source, read.fmt, settings, fast=False))
+            thorough = prepare(read.data, source, read.fmt, settings, fast=False)
+            thorough.warnings = list(read.problems)
+            report = write(thorough)
     report.warnings = [*read.problems, *report.warnings]
     report.notices = [*report.notices, *read.notices]
     report.seconds = time.perf_counter() - started
@@ -827,8 +840,12 @@ def _load_prepared(
             outcome[0].indexed.result()
         subject = NamedNode(target)
         committing.remove_quads(list(committing.quads(SYSTEM_GRAPH, subject)))
+        # What was left out of the dataset (a vault's problems) is recorded: nothing in the
+        # store shows it (what an export keeps, e.g. a dangling end, check finds itself).
         committing.add_quads(
-            _load_record(target, source, digest, prepared, written[0], nodes, load_id)
+            _load_record(
+                target, source, digest, prepared, written[0], nodes, load_id, prepared.warnings
+            )
         )
 
     try:

@@ -65,6 +65,7 @@ CHECKS = (
     "staging graphs",
     "tasks",
     "dangling relation ends",
+    "load warnings",
 )
 EXAMPLES = 3
 
@@ -151,6 +152,7 @@ def diagnose(brain: LabBrain, settings: Settings) -> list[Finding]:
         _check_staging(brain),
         _check_tasks(brain, settings),
         _check_dangling(brain),
+        _check_load_warnings(brain),
     ]
 
 
@@ -478,6 +480,21 @@ def _check_dangling(brain: LabBrain) -> Finding:
             f"{row['kind']} in {row['graph']}: {row['source']} -> {row['target']}"
             for row in rows[:EXAMPLES]
         ],
+    )
+
+
+def _check_load_warnings(brain: LabBrain) -> Finding:
+    rows = templates.run(brain.store, "load_warnings")
+    if not rows:
+        return Finding("load warnings", "ok", "no dataset's source had anything wrong")
+    graphs = sorted({str(row["graph"]) for row in rows})
+    return Finding(
+        "load warnings",
+        "warning",
+        f"{len(rows)} warning(s) from the last load of {len(graphs)} dataset(s) (what was "
+        "wrong in the source was left out of the dataset)",
+        "fix the source (the export or the vault) and load it again",
+        examples=[f"{row['graph']}: {row['warning']}" for row in rows[:EXAMPLES]],
     )
 
 
