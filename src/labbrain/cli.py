@@ -620,6 +620,59 @@ def tasks_cancel(ctx: Context, task_id: str) -> None:
 
 
 @main.command()
+@click.option("--since", default="7d", show_default=True, help="7d, 24h, 30m, 2w or a date.")
+@click.option("--dataset", help="Only this dataset (slug).")
+@click.option("--type", "node_type", help="Only nodes of this type label (e.g. Claim).")
+@click.option("--creator", help="Only nodes by this creator.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@pass_ctx
+def changes(
+    ctx: Context,
+    since: str,
+    dataset: str | None,
+    node_type: str | None,
+    creator: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """What the loads since a time changed: nodes added, removed and edited, relations added
+    and removed, and who added which nodes (every load records its changes)."""
+    from labbrain.discourse.changes import parse_since, what_changed
+
+    try:
+        moment = parse_since(since)
+    except LabbrainError as error:
+        _fail(error)
+    with opened(ctx, read_only=True) as brain:
+        found = what_changed(
+            brain, moment, dataset=dataset, node_type=node_type, creator=creator, limit=limit
+        )
+    if as_json:
+        out.print_json(found.model_dump_json())
+        return
+    if not found.loads:
+        out.print(f"nothing changed since {found.since}")
+        return
+    for load in found.loads:
+        out.print(
+            f"{load.at} {load.dataset}: +{load.nodesAdded} -{load.nodesRemoved} "
+            f"~{load.nodesEdited} nodes, +{load.relationsAdded} -{load.relationsRemoved} relations"
+        )
+    for node in found.nodes:
+        out.print(f"  {node.change:8} {node.nodeType:10} {node.title} ({node.creator or '-'})")
+    for relation in found.relations:
+        out.print(
+            f"  {relation.change:8} {relation.sourceUid} {relation.label} {relation.destinationUid}"
+        )
+    for person, kinds in found.addedByPerson.items():
+        added = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+        out.print(f"{person} added {added}")
+    if found.note:
+        out.print(f"note: {found.note}")
+
+
+@main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--poll", is_flag=True, help="Poll the files instead of waiting for events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line and event.")

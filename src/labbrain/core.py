@@ -149,6 +149,7 @@ class LabBrain:
                 read=read,
                 index_sink=self.index.replace_graph,
                 load_id=load_id,
+                previous=self.index.dataset_state,
             )
         except BaseException:
             # The index may already hold entries of the load that did not land: re-sync.

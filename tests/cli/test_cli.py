@@ -55,6 +55,8 @@ TRIPLES_BY_GRAPH = (
     "FILTER(?g != <urn:labbrain:tasks>) } GROUP BY ?g ORDER BY ?g"
 )
 TASKS_GRAPH = "urn:labbrain:tasks"
+#: What each load changed: grows with every load, like the task ledger.
+CHANGES_GRAPH = "urn:labbrain:changes"
 TYPE_COUNTS = (
     "SELECT ?kind (COUNT(?n) AS ?count) WHERE { GRAPH ?g { ?n a ?kind } "
     "FILTER(?kind IN (dg:Claim, dg:Evidence)) } GROUP BY ?kind ORDER BY ?kind"
@@ -148,14 +150,16 @@ def graph_sizes(store: Path | str) -> list[dict[str, Any]]:
 
 
 def data_sizes(store: Path | str) -> list[dict[str, Any]]:
-    """``graph_sizes`` of every graph but the task ledger (which grows with every task)."""
-    return [row for row in graph_sizes(store) if row["graph"] != TASKS_GRAPH]
+    """``graph_sizes`` of every graph but the task ledger and the change history (which grow
+    with every task and every load)."""
+    return [row for row in graph_sizes(store) if row["graph"] not in (TASKS_GRAPH, CHANGES_GRAPH)]
 
 
 def snapshot(store: Path | str) -> tuple[list[list[str]], list[dict[str, Any]], Any, Any]:
     """What a failed command must leave unchanged: the ``graphs`` table, the graph sizes of
     ``stats --json``, the load records and the triple count of every graph, except the task
-    ledger (which records the failed load's task)."""
+    ledger (which records the failed load's task) and the change history (which a failed load
+    must not grow either, but a successful one before it did)."""
     return (
         [row for row in table_rows(ok(invoke(store, "graphs"))) if row[0] != TASKS_GRAPH],
         data_sizes(store),
@@ -746,7 +750,13 @@ def test_stats_json(loaded: Target) -> None:
     }
     assert {row["creator"]: row["nodes"] for row in stats["creators"]} == SAMPLE_CREATORS
     graphs = {row["graph"] for row in stats["graphs"]}
-    assert graphs == {SAMPLE_GRAPH, "urn:labbrain:ontology", "urn:labbrain:system", TASKS_GRAPH}
+    assert graphs == {
+        CHANGES_GRAPH,
+        SAMPLE_GRAPH,
+        "urn:labbrain:ontology",
+        "urn:labbrain:system",
+        TASKS_GRAPH,
+    }
 
 
 def test_stats_for_one_graph(loaded: Target) -> None:
@@ -759,7 +769,13 @@ def test_stats_for_one_graph(loaded: Target) -> None:
 def test_graphs_lists_graphs_with_triple_counts(loaded: Target) -> None:
     rows = table_rows(ok(invoke(loaded, "graphs")))
     names = [row[0] for row in rows]
-    assert names == [SAMPLE_GRAPH, "urn:labbrain:ontology", "urn:labbrain:system", TASKS_GRAPH]
+    assert names == [
+        CHANGES_GRAPH,
+        SAMPLE_GRAPH,
+        "urn:labbrain:ontology",
+        "urn:labbrain:system",
+        TASKS_GRAPH,
+    ]
     sizes = {g["graph"]: g["triples"] for g in graph_sizes(loaded)}
     assert {row[0]: int(row[1].replace(",", "")) for row in rows} == sizes
 
@@ -914,6 +930,7 @@ def test_read_only_commands_work_while_a_writer_holds_the_store(
     for args in (["load", str(SAMPLE_DCT)], ["drop", "akamatsulab-sample"], ["reindex"]):
         one_line_error(invoke(loaded, *args), 3, str(loaded), "locked")
     assert [row[0] for row in table_rows(ok(invoke(loaded, "graphs")))] == [
+        CHANGES_GRAPH,
         SAMPLE_GRAPH,
         "urn:labbrain:ontology",
         "urn:labbrain:system",

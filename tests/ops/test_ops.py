@@ -65,6 +65,7 @@ LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
 V0_GRAPH = "urn:labbrain:dataset:v0-sample"
 PAGE = "https://roamresearch.com/#/app/akamatsulab-sample/page/"
 ONTOLOGY_GRAPH = "urn:labbrain:ontology"
+CHANGES_GRAPH = "urn:labbrain:changes"
 
 
 def _ontology_quads() -> int:
@@ -72,9 +73,23 @@ def _ontology_quads() -> int:
         return brain.store.count(ONTOLOGY_GRAPH)
 
 
+def _change_quads() -> int:
+    """The size of the sample's first-load change record (its content is tested in
+    tests/ingest/test_changes.py; here it is one more graph a backup must keep)."""
+    with LabBrain(settings_for(":memory:")) as brain:
+        brain.load(str(SAMPLE))
+        return brain.store.count(CHANGES_GRAPH)
+
+
 #: Quads per graph of a store holding only the sample (data/README.md: 2,349 quads; the
-#: system graph holds the ontology digest and the load record).
-SAMPLE_GRAPHS = {SAMPLE_GRAPH: 2349, ONTOLOGY_GRAPH: _ontology_quads(), "urn:labbrain:system": 12}
+#: system graph holds the ontology digest and the load record; the changes graph what the
+#: load changed).
+SAMPLE_GRAPHS = {
+    SAMPLE_GRAPH: 2349,
+    ONTOLOGY_GRAPH: _ontology_quads(),
+    "urn:labbrain:system": 12,
+    CHANGES_GRAPH: _change_quads(),
+}
 SAMPLE_QUADS = sum(SAMPLE_GRAPHS.values())
 SEARCHES = ("membrane tension", "actin branching endocytosis", "Cytosim simulation")
 STALE_STAGING = "urn:labbrain:staging:20200101T000000Z-0123456789abcdef"
@@ -196,7 +211,7 @@ def test_backup_text_output_and_refusals(sample_store: Path, tmp_path: Path) -> 
     target = tmp_path / "backup"
     result = run(sample_store, "backup", str(target))
     assert result.exit_code == 0
-    assert f"backed up {sample_store} to {target}: {SAMPLE_QUADS:,} quads in 3 graphs, " in (
+    assert f"backed up {sample_store} to {target}: {SAMPLE_QUADS:,} quads in 4 graphs, " in (
         result.stdout
     )
     assert " 1 dataset(s), " in result.stdout

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from labbrain.errors import DiskFull
+from labbrain.index.dataset_state import DatasetState, NodeState, content_digest
 from labbrain.index.fulltext import (
     Filters,
     FullText,
@@ -541,6 +542,28 @@ class TextIndex:
             " ORDER BY graph, node_type"
         )
         return [(str(g), str(t), int(n)) for g, t, n in rows]
+
+    def dataset_state(self, graph: str) -> DatasetState:
+        """Every indexed node of ``graph`` (title, type, creator and a digest of its content,
+        by IRI) and its typed relations: what a load's changes are computed against."""
+        self._before_read()
+        nodes = {
+            iri: NodeState(title, node_type, creator, content_digest(content))
+            for iri, title, node_type, creator, content in self._db.execute(
+                "SELECT iri, title, node_type, creator, content FROM nodes WHERE graph = ?",
+                (graph,),
+            )
+        }
+        relations = {
+            (source, str(label), destination)
+            for source, label, destination in self._db.execute(
+                "SELECT s.iri, l.label, d.iri FROM links l JOIN link_ends s ON l.source = s.id"
+                " JOIN link_ends d ON l.destination = d.id"
+                " WHERE s.graph = ? AND l.kind = 'typed'",
+                (graph,),
+            )
+        }
+        return DatasetState(nodes, relations)
 
     def content(self, graph: str, iri: str) -> str:
         """The markdown content of one indexed node ('' if unknown)."""

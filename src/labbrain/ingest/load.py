@@ -39,9 +39,11 @@ from labbrain.errors import (
     UnsupportedFormat,
     UnusablePath,
 )
-from labbrain.index.links import LinkRow
+from labbrain.index.dataset_state import DatasetState, NodeState, content_digest
+from labbrain.index.links import TYPED, LinkRow
 from labbrain.index.text import IndexRecord
 from labbrain.ingest import jsonld, obsidian
+from labbrain.ingest.changes import change_quads
 from labbrain.ingest.roam_export import (
     ExportAnalysis,
     analyse_export,
@@ -692,6 +694,7 @@ def load_source(
     read: SourceInput | None = None,
     index_sink: IndexSink | None = None,
     load_id: str | None = None,
+    previous: Callable[[str], DatasetState] | None = None,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
 
@@ -704,7 +707,9 @@ def load_source(
     analysis (checks, counts, derived triples) and ``index_sink`` run in a worker thread while
     the bulk of the export is written; an error found there still rolls the write back, and
     index entries written by then are stale (the caller re-syncs the index). ``indexed`` in
-    the report is None when nothing was indexed during the load.
+    the report is None when nothing was indexed during the load. ``previous`` gives what a
+    dataset graph held before (from the index): with it, a discourse graph's load records
+    what it changed (:mod:`labbrain.ingest.changes`) in the same commit.
     """
     started = time.perf_counter()
     entries = 0
@@ -734,6 +739,7 @@ def load_source(
             step=step,
             index_sink=index_sink,
             load_id=load_id,
+            previous=previous,
         )
         try:
             report = write(prepared)
@@ -746,6 +752,19 @@ def load_source(
     report.notices = [*report.notices, *read.notices]
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _state(analysis: ExportAnalysis, before: DatasetState) -> DatasetState:
+    """What a discourse graph's load writes, as a change compares it. When the analysis
+    cannot tell the links exactly, the relations are taken as unchanged."""
+    nodes = {
+        node.iri: NodeState(node.title, node.type_label, node.creator, content_digest(node.content))
+        for node in analysis.nodes.values()
+    }
+    if not analysis.links_exact:
+        return DatasetState(nodes, set(before.relations))
+    relations = {(s, label, d) for s, d, kind, label in analysis.links if kind == TYPED and label}
+    return DatasetState(nodes, relations)
 
 
 _PAUSE_LOCK = threading.Lock()
@@ -789,11 +808,13 @@ def _load_prepared(
     step: Callable[[str], None],
     index_sink: IndexSink | None,
     load_id: str,
+    previous: Callable[[str], DatasetState] | None = None,
 ) -> LoadReport:
     """Write a prepared input into its dataset graph (see load_source)."""
     step("parse")
     target = target_graph(graph, prepared.slug_hint)
     replaced = store.has_graph(target)
+    before = previous(target) if previous is not None and prepared.export is not None else None
     outcome: list[_Analysed] = []
     written = [0]
     # The analysis, and the index it starts, run beside the bulk write of the export; the
@@ -847,6 +868,11 @@ def _load_prepared(
                 target, source, digest, prepared, written[0], nodes, load_id, prepared.warnings
             )
         )
+        if before is not None and outcome:
+            after = _state(outcome[0].analysis, before)
+            committing.add_quads(
+                change_quads(target, load_id, source, datetime.now(UTC), before, after)
+            )
 
     try:
         store.replace_graph(target, fill, on_commit=record)

@@ -51,6 +51,8 @@ RESERVED_GRAPH_PREFIX: Final = "urn:labbrain:"
 ONTOLOGY_GRAPH: Final = "urn:labbrain:ontology"
 SYSTEM_GRAPH: Final = "urn:labbrain:system"
 TASKS_GRAPH: Final = "urn:labbrain:tasks"
+#: What each load changed in its dataset (labbrain.ingest.changes).
+CHANGES_GRAPH: Final = "urn:labbrain:changes"
 DATASET_GRAPH_PREFIX: Final = "urn:labbrain:dataset:"
 #: A project's graph is ``PROJECT_PREFIX + slug``.
 PROJECT_PREFIX: Final = "urn:labbrain:project:"
