@@ -598,9 +598,9 @@ def _load_record(
     quads: int,
     nodes: int,
     load_id: str,
-    warnings: list[str],
 ) -> list[Quad]:
-    """The system-graph description of a dataset load."""
+    """The system-graph description of a dataset load (with what the load left out of the
+    dataset, ``prepared.warnings``: nothing in the store shows it otherwise)."""
     system = NamedNode(SYSTEM_GRAPH)
     subject = NamedNode(graph)
 
@@ -620,7 +620,7 @@ def _load_record(
         (LB + "quadCount", lit(quads, XSD + "integer")),
         (LB + "nodeCount", lit(nodes, XSD + "integer")),
     ]
-    facts += [(LB + "loadWarning", lit(warning)) for warning in warnings]
+    facts += [(LB + "loadWarning", lit(warning)) for warning in prepared.warnings]
     if source != "-":
         facts.append((LB + "sourceFile", lit(str(Path(source).resolve()))))
     if prepared.export_id:
@@ -861,12 +861,8 @@ def _load_prepared(
             outcome[0].indexed.result()
         subject = NamedNode(target)
         committing.remove_quads(list(committing.quads(SYSTEM_GRAPH, subject)))
-        # What was left out of the dataset (a vault's problems) is recorded: nothing in the
-        # store shows it (what an export keeps, e.g. a dangling end, check finds itself).
         committing.add_quads(
-            _load_record(
-                target, source, digest, prepared, written[0], nodes, load_id, prepared.warnings
-            )
+            _load_record(target, source, digest, prepared, written[0], nodes, load_id)
         )
         if before is not None and outcome:
             after = _state(outcome[0].analysis, before)
