@@ -521,9 +521,12 @@ def test_kill_mid_load_then_resume_gives_the_uninterrupted_dataset(
     messages = [h["message"] for h in final["history"]]
     assert messages.count("resume") == 1
     with LabBrain(settings_for(store), read_only=True) as brain:
-        assert fingerprint(brain) == reference_20k | {
-            "urn:labbrain:system": fingerprint(brain)["urn:labbrain:system"]
-        }
+        got = fingerprint(brain)
+        # The load record and the change record hold the load's own time and id; the change
+        # record of one load of the same file is the same size.
+        volatile = ("urn:labbrain:system", "urn:labbrain:changes")
+        assert got == reference_20k | {graph: got[graph] for graph in volatile}
+        assert got["urn:labbrain:changes"][0] == reference_20k["urn:labbrain:changes"][0]
         [dataset] = brain.datasets()
         assert dataset["loadId"] == final["params"]["loadId"]
     shown = _cli(store, "tasks", "show", task["task_id"])
