@@ -99,10 +99,10 @@ def change_quads(
         LB + "entriesTruncated",
         Literal(str(truncated).lower(), datatype=NamedNode(XSD + "boolean")),
     )
-    listed = 0
-    for number, (kind, iri, state) in enumerate(nodes):
-        if listed >= MAX_ENTRIES:
-            break
+    # The first MAX_ENTRIES entries: nodes first, then relations.
+    listed_nodes = nodes[:MAX_ENTRIES]
+    listed_relations = relations[: MAX_ENTRIES - len(listed_nodes)]
+    for number, (kind, iri, state) in enumerate(listed_nodes):
         entry = NamedNode(f"{CHANGE_PREFIX}{load_id}/n/{number}")
         fact(entry, LB + "partOf", change)
         fact(entry, LB + "changeKind", Literal(kind))
@@ -111,17 +111,13 @@ def change_quads(
         fact(entry, LB + "nodeType", Literal(state.node_type))
         if state.creator:
             fact(entry, LB + "changedCreator", Literal(state.creator))
-        listed += 1
-    for number, (kind, source_iri, label, destination) in enumerate(relations):
-        if listed >= MAX_ENTRIES:
-            break
+    for number, (kind, source_iri, label, destination) in enumerate(listed_relations):
         entry = NamedNode(f"{CHANGE_PREFIX}{load_id}/r/{number}")
         fact(entry, LB + "partOf", change)
         fact(entry, LB + "changeKind", Literal(kind))
         fact(entry, LB + "relationSource", NamedNode(source_iri))
         fact(entry, LB + "relationLabel", Literal(label))
         fact(entry, LB + "relationDestination", NamedNode(destination))
-        listed += 1
     people = Counter(
         (state.creator or "", state.node_type) for kind, _, state in nodes if kind == "added"
     )
