@@ -8,6 +8,8 @@ endpoint expose. Adapters parse their input, call one method here, and shape the
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -20,13 +22,16 @@ from labbrain.errors import (
     InputError,
     QueryNotAllowed,
     QuerySyntaxError,
+    StaleDataset,
     StoreLocked,
 )
 from labbrain.index import hybrid
 from labbrain.index.refreshing import RefreshingTextIndex
 from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
-from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source
+from labbrain.ingest.delta import GraphChange
+from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source, write_change
+from labbrain.ingest.obsidian import VaultRead
 from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri, is_listed_graph
 from labbrain.rdf.sparql_policy import check_update, looks_like_update
 from labbrain.settings import Settings
@@ -157,6 +162,38 @@ class LabBrain:
             raise
         if report.indexed is None:
             report.indexed = self.index.index_graph(self.store, report.graph, report.load_id)
+        return report
+
+    def apply_change(
+        self, source: str, vault: VaultRead, change: GraphChange, *, expected_load: str
+    ) -> LoadReport:
+        """Write a change planned by part from a vault (see
+        :func:`~labbrain.ingest.load.write_change`) to the store and the text index, as a
+        load of the whole vault would leave them. The index is changed first, marked with the
+        new load id: if the store's commit then fails, or the process dies before it, the
+        index no longer matches the store's load record and is re-synced from the store.
+        Raises StaleDataset, changing nothing, when another load replaced the dataset."""
+        started = time.perf_counter()
+        current = {row["graph"]: row["loadId"] for row in self.datasets()}
+        if current.get(change.graph) != expected_load:
+            raise StaleDataset(change.graph, expected_load, current.get(change.graph))
+        load_id = uuid.uuid4().hex
+        try:
+            self.index.apply_changes(
+                change.graph,
+                load_id,
+                change.removed_nodes,
+                change.records,
+                change.links_removed,
+                change.links_added,
+            )
+            report = write_change(
+                self.store, source, vault, change, load_id=load_id, expected_load=expected_load
+            )
+        except BaseException:
+            self.index.sync(self.store)
+            raise
+        report.seconds = time.perf_counter() - started
         return report
 
     def drop(self, graph: str) -> None:

@@ -137,6 +137,18 @@ class WriteConflict(StoreError):
         )
 
 
+class StaleDataset(StoreError):
+    """A change worked out from a dataset as one load left it, for a dataset another load has
+    replaced since; nothing of it was written (the caller loads the source whole)."""
+
+    def __init__(self, graph: str, expected: str, found: str | None) -> None:
+        self.graph = graph
+        super().__init__(
+            f"{graph} is no longer as load {expected} left it (now: {found or 'not loaded'}); "
+            "the change was not written, load the source again"
+        )
+
+
 class EndpointError(StoreError):
     """A remote SPARQL store (``--endpoint``) could not be reached, refused a request, or
     answered with something broken. ``url`` names the endpoint, never its credentials."""

@@ -168,11 +168,12 @@ class FullText:
 
     @contextmanager
     def replacing(
-        self, graph: str | None, load_id: str = ""
+        self, graph: str | None, load_id: str = "", *, only: Iterable[str] | None = None
     ) -> Iterator[Callable[[Iterable[FullTextDoc]], None]]:
-        """Replace the documents of ``graph`` (every document, for None) with those handed
-        to the function it gives (which may be called from another thread, but not after
-        the block): one commit when the block ends without an error, nothing otherwise."""
+        """Replace the documents of ``graph`` (every document, for None; with ``only``, just
+        those of the node IRIs it names) with those handed to the function it gives (which
+        may be called from another thread, but not after the block): one commit when the
+        block ends without an error, nothing otherwise."""
         with _engine_errors():
             writer = self._index.writer(
                 heap_size=_WRITER_HEAP_PER_THREAD * _WRITER_THREADS, num_threads=_WRITER_THREADS
@@ -187,6 +188,9 @@ class FullText:
             with _engine_errors():
                 if graph is None:
                     writer.delete_all_documents()
+                elif only is not None:
+                    for iri in only:
+                        writer.delete_documents_by_term("key", node_key(graph, iri))
                 else:
                     writer.delete_documents_by_term("graph", graph)
             yield add

@@ -91,6 +91,42 @@ def write_links(db: sqlite3.Connection, graph: str, rows: Iterable[LinkRow]) -> 
     return len(unique)
 
 
+def change_links(
+    db: sqlite3.Connection, graph: str, removed: Iterable[LinkRow], added: Iterable[LinkRow]
+) -> None:
+    """Remove the links ``removed`` of ``graph`` and add ``added`` (neither with repeats, nor
+    ``added`` any link the graph has), leaving no end that ends no link: the rows are then
+    those :func:`write_links` writes for the graph's links as they are now."""
+    gone = list(removed)
+    new = list(added)
+    ends = _end_numbers(db, graph, [iri for s, d, _, _ in gone + new for iri in (s, d)])
+    for source, destination, kind, label in gone:
+        db.execute(
+            "DELETE FROM links WHERE source = ? AND destination = ? AND kind = ? AND label IS ?",
+            (ends[source], ends[destination], kind, label),
+        )
+    for iri in sorted({iri for s, d, _, _ in new for iri in (s, d)} - set(ends)):
+        ends[iri] = int(
+            db.execute(
+                "INSERT INTO link_ends (id, graph, iri) VALUES"
+                " ((SELECT coalesce(max(id), 0) + 1 FROM link_ends), ?, ?) RETURNING id",
+                (graph, iri),
+            ).fetchone()[0]
+        )
+    db.executemany(
+        "INSERT INTO links (source, destination, kind, label) VALUES (?, ?, ?, ?)",
+        [(ends[s], ends[d], kind, label) for s, d, kind, label in new],
+    )
+    for iri in {iri for s, d, _, _ in gone for iri in (s, d)}:
+        number = ends[iri]
+        if not db.execute(
+            "SELECT 1 FROM links WHERE source = ? UNION ALL SELECT 1 FROM links"
+            " WHERE destination = ? LIMIT 1",
+            (number, number),
+        ).fetchone():
+            db.execute("DELETE FROM link_ends WHERE id = ?", (number,))
+
+
 def delete_links(db: sqlite3.Connection, graph: str) -> None:
     """Remove every link of ``graph``, and the numbers of its ends."""
     db.execute(

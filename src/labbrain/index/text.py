@@ -40,6 +40,7 @@ from labbrain.index.links import (
     LINKS_SCHEMA,
     LinkRow,
     NodeLink,
+    change_links,
     delete_links,
     links_between,
     links_of,
@@ -49,7 +50,7 @@ from labbrain.index.titles import clean_title
 from labbrain.store import templates
 from labbrain.store.base import QuadStore
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 _SCHEMA = (
     """
@@ -68,6 +69,7 @@ CREATE TABLE IF NOT EXISTS nodes (
     created TEXT,
     modified TEXT,
     images INTEGER NOT NULL DEFAULT 0,
+    load_id TEXT NOT NULL,
     UNIQUE (graph, iri)
 );
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
@@ -378,22 +380,7 @@ class TextIndex:
         old rows or the new ones, never a mix (a search may for a moment rank the new rows by
         the old documents). A full device rolls it back and raises DiskFull.
         """
-        rows = [
-            (
-                graph,
-                r.iri,
-                uid_of(r.iri),
-                r.title,
-                clean_title(r.title),
-                r.content,
-                r.node_type,
-                r.creator,
-                normalise_timestamp(r.created),
-                normalise_timestamp(r.modified),
-                r.images,
-            )
-            for r in records
-        ]
+        rows = [_node_row(graph, load_id, r) for r in records]
         docs = (
             FullTextDoc(graph, row[1], row[4], row[5], row[6], row[7], row[8], row[9])
             for row in rows
@@ -412,18 +399,8 @@ class TextIndex:
                 adding = pool.submit(add, docs)
                 try:
                     self._delete_graph(graph)
-                    self._db.executemany(
-                        "INSERT INTO nodes (graph, iri, uid, title, clean_title, content,"
-                        " node_type, creator, created, modified, images)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        rows,
-                    )
-                    self._db.execute(
-                        "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
-                        " min(created), max(created) FROM nodes"
-                        " WHERE graph = ? AND creator IS NOT NULL GROUP BY creator, node_type",
-                        (graph,),
-                    )
+                    self._db.executemany(_INSERT_NODE, rows)
+                    self._count_contributions(graph)
                     write_links(self._db, graph, links)
                     self._db.execute(
                         "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)",
@@ -432,6 +409,58 @@ class TextIndex:
                 finally:
                     adding.result()
         return len(rows)
+
+    def apply_changes(
+        self,
+        graph: str,
+        load_id: str,
+        removed: Iterable[str],
+        records: Iterable[IndexRecord],
+        links_removed: Iterable[LinkRow] = (),
+        links_added: Iterable[LinkRow] = (),
+    ) -> int:
+        """Change the index rows of ``graph`` by a part: remove the nodes ``removed`` (IRIs),
+        write ``records`` (nodes added or changed: each replaces the node's row), remove the
+        links ``links_removed`` and add ``links_added`` (see
+        :func:`~labbrain.index.links.change_links`); mark the graph as of ``load_id``.
+
+        Afterwards the rows are those :meth:`replace_graph` writes for the graph as it is now
+        (the node rows written here carry ``load_id``, the others the load they came from).
+        One SQLite transaction with the engine's commit inside, as in :meth:`replace_graph`.
+        Returns how many nodes the graph has."""
+        new = list(records)
+        touched = list(dict.fromkeys([*removed, *(r.iri for r in new)]))
+        rows = [_node_row(graph, load_id, r) for r in new]
+        with _disk_full_as_error(), self._db:
+            self._begin_write()
+            with self._fulltext.replacing(graph, load_id, only=touched) as add:
+                for start in range(0, len(touched), 500):
+                    chunk = touched[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    self._db.execute(
+                        f"DELETE FROM nodes WHERE graph = ? AND iri IN ({marks})", [graph, *chunk]
+                    )
+                self._db.executemany(_INSERT_NODE, rows)
+                self._db.execute("DELETE FROM contributions WHERE graph = ?", (graph,))
+                self._count_contributions(graph)
+                change_links(self._db, graph, links_removed, links_added)
+                self._db.execute(
+                    "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)",
+                    (graph, load_id),
+                )
+                add(
+                    FullTextDoc(graph, row[1], row[4], row[5], row[6], row[7], row[8], row[9])
+                    for row in rows
+                )
+        return self.count(graph)
+
+    def _count_contributions(self, graph: str) -> None:
+        self._db.execute(
+            "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
+            " min(created), max(created) FROM nodes"
+            " WHERE graph = ? AND creator IS NOT NULL GROUP BY creator, node_type",
+            (graph,),
+        )
 
     def _begin_write(self) -> None:
         """Take SQLite's write lock now, not at the first change, so that the engine's writer
@@ -658,13 +687,39 @@ class TextIndex:
 
 
 def _agree(db: sqlite3.Connection, engine: FullText) -> bool:
-    """True when ``engine`` holds one document per node row of every recorded load, of that
-    load, and nothing else."""
-    loads = dict(db.execute("SELECT graph, load_id FROM datasets").fetchall())
-    sizes = dict(db.execute("SELECT graph, count(*) FROM nodes GROUP BY graph").fetchall())
-    if engine.total() != sum(sizes.values()):
+    """True when ``engine`` holds one document per node row, of the load (or change) the
+    row was written by, and nothing else."""
+    sizes = db.execute(
+        "SELECT graph, load_id, count(*) FROM nodes GROUP BY graph, load_id"
+    ).fetchall()
+    if engine.total() != sum(size for _, _, size in sizes):
         return False
-    return all(engine.count(graph, load) == sizes.get(graph, 0) for graph, load in loads.items())
+    return all(engine.count(graph, load) == size for graph, load, size in sizes)
+
+
+_INSERT_NODE = (
+    "INSERT INTO nodes (graph, iri, uid, title, clean_title, content,"
+    " node_type, creator, created, modified, images, load_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _node_row(graph: str, load_id: str, r: IndexRecord) -> tuple[Any, ...]:
+    """The ``nodes`` row of ``r`` (in :data:`_INSERT_NODE`'s order)."""
+    return (
+        graph,
+        r.iri,
+        uid_of(r.iri),
+        r.title,
+        clean_title(r.title),
+        r.content,
+        r.node_type,
+        r.creator,
+        normalise_timestamp(r.created),
+        normalise_timestamp(r.modified),
+        r.images,
+        load_id,
+    )
 
 
 @contextmanager

@@ -36,6 +36,7 @@ from labbrain.errors import (
     ExportFormatError,
     InputError,
     InputTooLarge,
+    StaleDataset,
     UnsupportedFormat,
     UnusablePath,
 )
@@ -44,6 +45,7 @@ from labbrain.index.links import TYPED, LinkRow
 from labbrain.index.text import IndexRecord
 from labbrain.ingest import jsonld, obsidian
 from labbrain.ingest.changes import change_quads
+from labbrain.ingest.delta import GraphChange
 from labbrain.ingest.roam_export import (
     ExportAnalysis,
     analyse_export,
@@ -144,6 +146,9 @@ class LoadReport:
     notices: list[str] = field(default_factory=list)
     indexed: int | None = None
     seconds: float = 0.0
+    #: For a change written by part (a watched vault): nodes added, edited and removed,
+    #: relations added and removed; None for a load of the whole source.
+    changed: dict[str, int] | None = None
 
     @property
     def nodes(self) -> int:
@@ -165,6 +170,7 @@ class LoadReport:
             "warnings": self.warnings,
             "notices": self.notices,
             "indexed": self.indexed,
+            "changed": self.changed,
             "seconds": round(self.seconds, 3),
         }
 
@@ -401,17 +407,20 @@ def read_input(
     its bytes already) and hash it: once per load."""
     fmt_name = detect_format(source, fmt)
     if fmt_name == VAULT:
-        vault = obsidian.read_vault(source, max_bytes=settings.max_input_bytes)
-        raw = vault.data()
-        return SourceInput(
-            raw,
-            fmt_name,
-            hashlib.sha256(raw).hexdigest(),
-            problems=tuple(vault.problems),
-            notices=tuple(vault.notices),
-        )
+        return vault_input(obsidian.read_vault(source, max_bytes=settings.max_input_bytes))
     raw = data if data is not None else read_source(source, settings)
     return SourceInput(raw, fmt_name, hashlib.sha256(raw).hexdigest())
+
+
+def vault_input(vault: obsidian.VaultRead) -> SourceInput:
+    """The input a vault read gives a load."""
+    return SourceInput(
+        vault.data(),
+        VAULT,
+        vault.digest,
+        problems=tuple(vault.problems),
+        notices=tuple(vault.notices),
+    )
 
 
 def detect_format(source: str, explicit: str | None) -> str:
@@ -601,6 +610,23 @@ def _load_record(
 ) -> list[Quad]:
     """The system-graph description of a dataset load (with what the load left out of the
     dataset, ``prepared.warnings``: nothing in the store shows it otherwise)."""
+    return _record(
+        graph, source, digest, prepared.kind, prepared.warnings, prepared.export_id, quads, nodes,
+        load_id,
+    )  # fmt: skip
+
+
+def _record(
+    graph: str,
+    source: str,
+    digest: str,
+    kind: str,
+    warnings: list[str],
+    export_id: str | None,
+    quads: int,
+    nodes: int,
+    load_id: str,
+) -> list[Quad]:
     system = NamedNode(SYSTEM_GRAPH)
     subject = NamedNode(graph)
 
@@ -616,16 +642,16 @@ def _load_record(
         (LB + "loadId", lit(load_id)),
         (LB + "loadedAt", timestamp(datetime.now(UTC))),
         (LB + "sourceDigest", lit(digest)),
-        (LB + "format", lit(prepared.kind)),
+        (LB + "format", lit(kind)),
         (LB + "quadCount", lit(quads, XSD + "integer")),
         (LB + "nodeCount", lit(nodes, XSD + "integer")),
     ]
-    facts += [(LB + "loadWarning", lit(warning)) for warning in prepared.warnings]
+    facts += [(LB + "loadWarning", lit(warning)) for warning in warnings]
     if source != "-":
         facts.append((LB + "sourceFile", lit(str(Path(source).resolve()))))
-    if prepared.export_id:
+    if export_id:
         with contextlib.suppress(ValueError):  # an @id that is not an IRI is just not recorded
-            facts.append((LB + "exportId", NamedNode(prepared.export_id)))
+            facts.append((LB + "exportId", NamedNode(export_id)))
     return [Quad(subject, NamedNode(p), o, system) for p, o in facts]
 
 
@@ -893,3 +919,52 @@ def _load_prepared(
         report.warnings = list(analysis.warnings)
         report.indexed = outcome[0].indexed.result()
     return report
+
+
+# ---------------------------------------------------------------------------- changes by part
+def write_change(
+    store: QuadStore,
+    source: str,
+    vault: obsidian.VaultRead,
+    change: GraphChange,
+    *,
+    load_id: str,
+    expected_load: str,
+) -> LoadReport:
+    """Write ``change`` (planned by a :class:`~labbrain.ingest.delta.DocumentModel` from the
+    dataset as load ``expected_load`` left it) to its dataset graph, with the new load record
+    (``load_id``, the vault's digest and problems) and the change record: one transaction,
+    so readers see the dataset before or after it. Raises StaleDataset, changing nothing,
+    when the graph is no longer as ``expected_load`` left it."""
+    graph = change.graph
+    subject = NamedNode(graph)
+    record = list(store.quads(SYSTEM_GRAPH, subject))
+    facts = {q.predicate.value: getattr(q.object, "value", "") for q in record}
+    if facts.get(LB + "loadId") != expected_load:
+        raise StaleDataset(graph, expected_load, facts.get(LB + "loadId"))
+    quads = int(facts.get(LB + "quadCount", "0")) - len(change.remove) + len(change.add)
+    export_id = vault.document.get("@id")
+    new_record = _record(
+        graph, source, vault.digest, VAULT_KIND, list(vault.problems),
+        export_id if isinstance(export_id, str) else None, quads, change.nodes, load_id,
+    )  # fmt: skip
+    changes = (
+        []
+        if change.empty
+        else change_quads(graph, load_id, source, datetime.now(UTC), change.before, change.after)
+    )
+    store.apply([*change.remove, *record], [*change.add, *new_record, *changes])
+    return LoadReport(
+        source=source,
+        graph=graph,
+        slug=graph.removeprefix(DATASET_GRAPH_PREFIX),
+        kind=VAULT_KIND,
+        load_id=load_id,
+        quads=quads,
+        replaced=True,
+        nodes_by_type=change.nodes_by_type,
+        warnings=list(vault.problems),
+        notices=list(vault.notices),
+        indexed=change.nodes,
+        changed=change.counts,
+    )

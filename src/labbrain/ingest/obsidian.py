@@ -28,12 +28,15 @@ every relation the store holds.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
 import re
 import stat
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -95,7 +98,8 @@ _CONTEXT: dict[str, str] = {
 
 @dataclass
 class Note:
-    """A node note of the vault, as read."""
+    """A node note of the vault, as read (:func:`read_vault` may change ``uid``: it works on a
+    copy of what :class:`ReadCache` keeps)."""
 
     path: str  # relative to the vault, with "/"
     uid: str
@@ -110,6 +114,9 @@ class Note:
     mtime: float
     birthtime: float | None
     frontmatter: dict[str, Any]
+    #: The wikilinks and embeds of the body, as written (read once with the note).
+    links: list[str] = field(default_factory=list)
+    embeds: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -119,6 +126,9 @@ class VaultRead:
     document: dict[str, Any]
     slug: str
     space: str
+    #: SHA-256 over every file the graph was read from (path, content, file times): equal
+    #: for equal vaults, without serialising the document.
+    digest: str = ""
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     nodes: int = 0
@@ -153,6 +163,77 @@ class _Problems:
 
 
 # ------------------------------------------------------------------------------- finding
+#: A file changed this recently (ns) may change again within the same file-time tick, with
+#: the same size: what is read from it is not reused (as git treats "racy" entries).
+_RACY_NS = 2_000_000_000
+
+
+@dataclass
+class _Read:
+    stamp: tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+    value: Any
+    digest: str
+    problem: tuple[str, str] | None = None
+
+
+class ReadCache:
+    """What :func:`read_vault` read from each file, by path: a file whose size, times and
+    inode are as they were (and that did not change within the last two seconds of being
+    read) is not read or parsed again. For a caller that reads one vault again and again (a
+    watched vault): only the files that changed cost anything. Not thread-safe: one reader."""
+
+    def __init__(self) -> None:
+        self._reads: dict[str, _Read] = {}
+        self._seen: set[str] = set()
+        self._reading_as: Any = None
+        #: The document entries made at the last read, by what they were made from: an
+        #: unchanged note or relation gives the same entry object again.
+        self.entries: dict[Any, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._made: dict[Any, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+
+    def entry(
+        self, key: Any, inputs: tuple[Any, ...], make: Callable[..., dict[str, Any]], *args: Any
+    ) -> dict[str, Any]:
+        """The entry ``make(*args)`` makes from ``inputs``: the one made at the last read when
+        ``key`` had equal inputs then."""
+        known = self.entries.get(key)
+        entry = known[1] if known is not None and known[0] == inputs else make(*args)
+        self._made[key] = (inputs, entry)
+        return entry
+
+    def read_done(self) -> None:
+        """End of one read: drop what it did not come across (deleted files, entries)."""
+        for path in set(self._reads) - self._seen:
+            del self._reads[path]
+        self._seen = set()
+        self.entries, self._made = self._made, {}
+
+    def reading_as(self, how: Any) -> None:
+        """What the notes are read with (node types, size limit): when it changes, nothing
+        read before is reused."""
+        if how != self._reading_as:
+            self._reads.clear()
+            self.entries.clear()
+            self._reading_as = how
+
+    def get(self, path: str, info: os.stat_result) -> _Read | None:
+        self._seen.add(path)
+        found = self._reads.get(path)
+        return found if found is not None and found.stamp == _stamp(info) else None
+
+    def put(self, path: str, info: os.stat_result, value: Any, digest: str, problem: Any) -> _Read:
+        read = _Read(_stamp(info), value, digest, problem)
+        if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) > _RACY_NS:
+            self._reads[path] = read
+        else:
+            self._reads.pop(path, None)
+        return read
+
+
+def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+
 def config_folder(vault: Path) -> Path:
     """The vault's Obsidian config folder (``.obsidian``)."""
     return vault / ".obsidian"
@@ -185,12 +266,15 @@ def is_vault(path: Path) -> bool:
 
 
 # ------------------------------------------------------------------------------- reading
-def read_vault(path: str, *, max_bytes: int) -> VaultRead:
-    """Read the vault at ``path`` (see the module's doc). ``max_bytes`` bounds one note.
+def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> VaultRead:
+    """Read the vault at ``path`` (see the module's doc). ``max_bytes`` bounds one note;
+    ``cache`` keeps what was read for the next read of the same vault.
 
     Raises UnusablePath when it is no vault, ExportFormatError when its settings or a
     relations file cannot be read as JSON (naming the file and line)."""
     vault = Path(path)
+    cache = cache if cache is not None else ReadCache()
+    files = hashlib.sha256()
     found = settings_file(vault)
     if found is None:
         raise UnusablePath(
@@ -198,12 +282,13 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
             "is a directory but not a Discourse Graphs vault (no "
             ".obsidian/plugins/discourse-graphs/data.json); load the files in it instead",
         )
-    settings = _json_file(found, vault)
+    settings = _json_file(found, vault, cache, files)
     problems = _Problems()
     space = _space(settings, vault)
     base = f"urn:labbrain:obsidian:{space}/"
     types = _by_id(settings.get("nodeTypes"), "name")
     relation_types = _by_id(settings.get("relationTypes"), "label")
+    cache.reading_as((sorted(types), max_bytes))
     triples = [
         t
         for t in settings.get("discourseRelations") or []
@@ -213,7 +298,7 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
     names = settings.get("userNames")
     user_names: dict[str, Any] = names if isinstance(names, dict) else {}
 
-    notes, trashed, relation_files = _walk(vault, types, problems, max_bytes)
+    notes, trashed, relation_files = _walk(vault, types, problems, max_bytes, cache, files)
     by_instance: dict[str, Note] = {}
     by_rid: dict[str, Note] = {}
     local_by_instance: dict[str, Note] = {}
@@ -298,10 +383,12 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
                 user_names,
                 titles,
                 vault,
+                cache,
             )
         )
 
-    relations = _merge_relations(relation_files, vault)
+    relations = _merge_relations(relation_files, vault, cache, files)
+    cache.read_done()
     seen: set[tuple[str, str, str]] = set()
     accepted = tentative = 0
     for rid, relation in relations.items():
@@ -326,17 +413,15 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
             problems.add("duplicate relations (loaded once)", f"{rid}")
             continue
         seen.add(key)
-        entry = _relation_entry(
-            relation,
-            definition(rel_type, source, destination),
-            node_iri[source.uid],
-            node_iri[destination.uid],
-            base,
-            rid,
-            user_names,
+        predicate = definition(rel_type, source, destination)
+        ends = (node_iri[source.uid], node_iri[destination.uid])
+        entry = cache.entry(
+            ("relation", rid),
+            (relation, predicate, *ends, base, user_names),
+            _relation_entry,
+            *(relation, predicate, *ends, base, rid, user_names),
         )
         if relation.get("tentative") is False:  # the plugin's inverted flag: not accepted
-            entry["@type"] = LB + "TentativeRelation"
             tentative += 1
         else:
             accepted += 1
@@ -372,6 +457,7 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
         },
         slug=slugify(vault.resolve().name) or "vault",
         space=space,
+        digest=files.hexdigest(),
         nodes=len(notes),
         relations=accepted,
         tentative=tentative,
@@ -385,11 +471,19 @@ def read_vault(path: str, *, max_bytes: int) -> VaultRead:
     return read
 
 
-def _json_file(path: Path, vault: Path) -> dict[str, Any]:
-    """A JSON object file of the vault; ExportFormatError (file and line) when it is not."""
+def _json_file(path: Path, vault: Path, cache: ReadCache, files: Any) -> dict[str, Any]:
+    """A JSON object file of the vault; ExportFormatError (file and line) when it is not.
+    Its path and content go into ``files`` (a hash)."""
     shown = str(path.relative_to(vault)) if path.is_relative_to(vault) else str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        info = path.stat()
+        known = cache.get(str(path), info)
+        if known is None:
+            raw = path.read_bytes()
+            value = json.loads(raw.decode("utf-8"))
+            known = cache.put(str(path), info, value, hashlib.sha256(raw).hexdigest(), None)
+        files.update(f"{shown}\0{known.digest}\n".encode())
+        data = known.value
     except json.JSONDecodeError as error:
         raise ExportFormatError(
             shown, f"not JSON ({error.msg}, line {error.lineno}); fix or restore the file"
@@ -525,19 +619,28 @@ def _relation_entry(
     imported = relation.get("importedFromRid")
     if isinstance(imported, str) and imported.startswith("orn:"):
         entry[LB + "importedFrom"] = {"@id": imported}
+    if relation.get("tentative") is False:  # the plugin's inverted flag: not accepted
+        entry["@type"] = LB + "TentativeRelation"
     return entry
 
 
 # ------------------------------------------------------------------------------- walking
 def _walk(
-    vault: Path, types: dict[str, dict[str, Any]], problems: _Problems, max_bytes: int
+    vault: Path,
+    types: dict[str, dict[str, Any]],
+    problems: _Problems,
+    max_bytes: int,
+    cache: ReadCache,
+    files: Any,
 ) -> tuple[list[Note], set[str], list[Path]]:
-    """The vault's node notes (sorted by path), the nodeInstanceIds of notes in
-    ``.trash``, and every relations file outside the dot-folders (the root one first)."""
+    """The vault's node notes (sorted by path; copies of what ``cache`` keeps), the
+    nodeInstanceIds of notes in ``.trash``, and every relations file outside the dot-folders
+    (the root one first). Every note file's path, times and content go into ``files``."""
     notes: list[Note] = []
     trashed: set[str] = set()
     relation_files: list[Path] = []
-    for folder, dirs, files in os.walk(vault, followlinks=False):
+    root = str(vault)
+    for folder, dirs, names in os.walk(vault, followlinks=False):
         here = Path(folder)
         in_trash = here == vault / ".trash" or (vault / ".trash") in here.parents
         kept = []
@@ -550,21 +653,34 @@ def _walk(
             elif not name.startswith("."):
                 kept.append(name)
         dirs[:] = kept
-        for name in sorted(files):
-            path = here / name
+        # Plain strings below, not Path: this loop runs once per file at every read.
+        inside = "" if folder == root else folder[len(root) + 1 :].replace(os.sep, "/") + "/"
+        for name in sorted(names):
             if name.startswith("."):
                 continue
-            if path.is_symlink():
-                problems.add("symbolic links (never followed)", _rel(path, vault))
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue  # gone since the folder was listed
+            if stat.S_ISLNK(info.st_mode):
+                problems.add("symbolic links (never followed)", inside + name)
                 continue
             if name == RELATIONS_FILE and not in_trash:
-                relation_files.append(path)
+                relation_files.append(Path(path))
                 continue
             if not name.endswith(".md"):
                 continue
-            note = _read_note(path, vault, types, problems, max_bytes, quiet=in_trash)
-            if note is None:
+            known = cache.get(path, info)
+            if known is None:
+                known = _read_note(Path(path), info, inside + name, types, max_bytes, cache)
+            birth = getattr(info, "st_birthtime", "")
+            files.update(f"{inside}{name}\0{info.st_mtime_ns}\0{birth}\0{known.digest}\n".encode())
+            if known.problem is not None and not in_trash:
+                problems.add(*known.problem)
+            if known.value is None:
                 continue
+            note = copy.copy(known.value)
             if in_trash:
                 if note.instance_id:
                     trashed.add(note.instance_id)
@@ -583,50 +699,45 @@ def _rel(path: Path, vault: Path) -> str:
 
 def _read_note(
     path: Path,
-    vault: Path,
+    info: os.stat_result,
+    relative: str,
     types: dict[str, dict[str, Any]],
-    problems: _Problems,
     max_bytes: int,
-    *,
-    quiet: bool,
-) -> Note | None:
-    """The note at ``path`` when it is a node (frontmatter with ``nodeTypeId``), else None
-    (a problem reported unless ``quiet``)."""
-    relative = _rel(path, vault)
+    cache: ReadCache,
+) -> _Read:
+    """The note at ``path`` (``relative`` to the vault; ``info``: its lstat) as ``value`` when
+    it is a node (frontmatter with ``nodeTypeId``), else None, with the problem found in it
+    (kept in ``cache``)."""
+    if not stat.S_ISREG(info.st_mode):
+        return cache.put(str(path), info, None, "", None)
+    if info.st_size > max_bytes:
+        problem = ("notes larger than the input limit (skipped)", f"{relative} ({info.st_size})")
+        return cache.put(str(path), info, None, str(info.st_size), problem)
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if info.st_size > max_bytes:
-            if not quiet:
-                problems.add(
-                    "notes larger than the input limit (skipped)", f"{relative} ({info.st_size})"
-                )
-            return None
         raw = path.read_bytes()
     except OSError as error:
-        if not quiet:
-            problems.add("notes that cannot be read (skipped)", f"{relative} ({error.strerror})")
-        return None
+        problem = ("notes that cannot be read (skipped)", f"{relative} ({error.strerror})")
+        return _Read(_stamp(info), None, "", problem)  # not kept: may be readable next time
+
+    def done(note: Note | None, problem: tuple[str, str] | None = None) -> _Read:
+        return cache.put(str(path), info, note, hashlib.sha256(raw).hexdigest(), problem)
+
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    front, body, problem = split_frontmatter(text)
-    if problem:
-        if not quiet:
-            problems.add(
-                "notes whose YAML frontmatter does not parse (skipped)", f"{relative}: {problem}"
-            )
-        return None
+    front, body, trouble = split_frontmatter(text)
+    if trouble:
+        return done(
+            None,
+            ("notes whose YAML frontmatter does not parse (skipped)", f"{relative}: {trouble}"),
+        )
     type_id = front.get("nodeTypeId")
     if not isinstance(type_id, str) or not type_id.strip():
-        return None  # not a node: a plain note, a canvas (tldr-dg), a template
+        return done(None)  # not a node: a plain note, a canvas (tldr-dg), a template
     type_id = type_id.strip()
     if type_id not in types:
-        if not quiet:
-            problems.add(
-                "notes of a node type the settings do not have (skipped)",
-                f"{relative} ({type_id})",
-            )
-        return None
+        return done(
+            None,
+            ("notes of a node type the settings do not have (skipped)", f"{relative} ({type_id})"),
+        )
     instance = front.get("nodeInstanceId")
     instance_id = instance.strip() if isinstance(instance, str) and instance.strip() else None
     if instance_id is not None and not _PLAIN_ID.match(instance_id):
@@ -634,7 +745,7 @@ def _read_note(
     rid = front.get("importedFromRid")
     imported_rid = rid.strip() if isinstance(rid, str) and rid.strip() else None
     birth = getattr(info, "st_birthtime", None)
-    return Note(
+    note = Note(
         path=relative,
         uid=instance_id or _path_uid(relative),
         type_id=type_id,
@@ -648,7 +759,10 @@ def _read_note(
         mtime=info.st_mtime,
         birthtime=birth,
         frontmatter=front,
+        links=_LINK.findall(body) if "[[" in body else [],
+        embeds=_EMBED.findall(body) if "![[" in body else [],
     )
+    return done(note)
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
@@ -689,6 +803,13 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # ------------------------------------------------------------------------------- nodes
+#: What a node's entry is made from, of a note.
+_NOTE_FIELDS = (
+    "path", "uid", "type_id", "title", "body", "instance_id", "imported_rid", "imported",
+    "last_modified", "mtime", "birthtime",
+)  # fmt: skip
+
+
 def _link_targets(notes: list[Note]) -> dict[str, Note]:
     """How a wikilink names a note: by its path without ``.md`` and by its basename (the
     first note of a basename wins, as Obsidian resolves the shortest path first)."""
@@ -715,6 +836,35 @@ def _node_entry(
     users: dict[str, Any],
     titles: dict[str, Note],
     vault: Path,
+    cache: ReadCache,
+) -> dict[str, Any]:
+    """The document entry of ``note`` (the one ``cache`` made last time, when its inputs are
+    the same; a note that embeds files is made again: the files may have come or gone)."""
+    refers = []
+    for link in note.links:
+        target = _target(link, titles)
+        if target is not None and target.uid != note.uid and target.title != link.strip():
+            refers.append(f"pages:{target.uid}")  # the analysis resolves plain titles itself
+    creator = _person(note.author_id, users) if note.imported else None
+    creator = creator or owner
+    inputs = (
+        *(getattr(note, name) for name in _NOTE_FIELDS),
+        iri,
+        schema,
+        creator,
+        tuple(refers),
+        None if not note.embeds else object(),
+    )
+    return cache.entry(
+        ("node", note.path),
+        inputs,
+        _make_node_entry,
+        *(note, iri, schema, creator, refers, vault),
+    )
+
+
+def _make_node_entry(
+    note: Note, iri: str, schema: str, creator: str | None, refers: list[str], vault: Path
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "@id": iri,
@@ -722,8 +872,6 @@ def _node_entry(
         "title": note.title,
         "content": note.body,
     }
-    creator = _person(note.author_id, users) if note.imported else None
-    creator = creator or owner
     if creator:
         entry["creator"] = creator
     modified = _millis(note.last_modified) if note.imported else None
@@ -735,15 +883,10 @@ def _node_entry(
         entry[LB + "nodeInstanceId"] = note.instance_id
     if note.imported_rid and ":" in note.imported_rid and " " not in note.imported_rid:
         entry[LB + "importedFrom"] = {"@id": note.imported_rid}
-    refers = []
-    for link in _LINK.findall(note.body):
-        target = _target(link, titles)
-        if target is not None and target.uid != note.uid and target.title != link.strip():
-            refers.append(f"pages:{target.uid}")  # the analysis resolves plain titles itself
     if refers:
         entry["textRefersToNode"] = list(dict.fromkeys(refers))
     images = []
-    for link in _EMBED.findall(note.body):
+    for link in note.embeds:
         name = link.strip()
         if PurePosixPath(name).suffix.lower() in _IMAGE_SUFFIXES:
             images.append({"@id": _open_uri(vault, _embed_path(name, note, vault))})
@@ -769,12 +912,14 @@ def _open_uri(vault: Path, path: str) -> str:
 
 
 # ------------------------------------------------------------------------------- relations
-def _merge_relations(files: list[Path], vault: Path) -> dict[str, dict[str, Any]]:
+def _merge_relations(
+    paths: list[Path], vault: Path, cache: ReadCache, files: Any
+) -> dict[str, dict[str, Any]]:
     """Every relation of the vault's relations files by id (the root file first: it wins on
     the same id, as the plugin merges them)."""
     merged: dict[str, dict[str, Any]] = {}
-    for path in files:
-        data = _json_file(path, vault)
+    for path in paths:
+        data = _json_file(path, vault, cache, files)
         relations = data.get("relations")
         if not isinstance(relations, dict):
             raise ExportFormatError(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,6 +194,33 @@ def _references(entry: JsonObject, key: str, position: str, label: str) -> list[
     return values
 
 
+#: What an entry of an export's ``@graph`` is (:func:`entry_kind`).
+SCHEMA, RELATION_DEF, RELATION, NODE, OTHER = "schema", "relation def", "relation", "node", "other"
+
+
+def entry_kind(entry: JsonObject, position: str, label: str) -> str:
+    """What ``entry`` is: a node schema, a relation definition, a relation instance, a page
+    node, or other. Raises ExportFormatError when its ``@type`` is not a string or strings."""
+    declared = entry.get("@type")
+    if type(declared) is str:  # the exporter writes one type (kept fast)
+        kind = declared if declared in _EXPORTER_KINDS else None
+    else:
+        # JSON-LD allows a list: classify by any of them.
+        types = declared if isinstance(declared, list) else [declared]
+        if not all(isinstance(t, str) or t is None for t in types):
+            raise ExportFormatError(label, "'@type' must be a string or strings", position)
+        kind = next((t for t in types if t in _EXPORTER_KINDS), None)
+    if kind in _SCHEMA_TYPES and "title" not in entry:
+        return SCHEMA
+    if kind in _RELDEF_TYPES:
+        return RELATION_DEF
+    if kind in _INSTANCE_TYPES:
+        return RELATION
+    if "title" in entry or kind in _SCHEMA_TYPES:
+        return NODE
+    return OTHER
+
+
 def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> ExportAnalysis:
     """Check and understand a discourse-graph export (see the module docstring).
 
@@ -216,19 +244,11 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
             raise ExportFormatError(
                 label, "nested @context is not part of the export format", position
             )
-        declared = entry.get("@type")
-        if type(declared) is str:  # the exporter writes one type (kept fast)
-            kind = declared if declared in _EXPORTER_KINDS else None
-        else:
-            # JSON-LD allows a list: classify by any of them.
-            types = declared if isinstance(declared, list) else [declared]
-            if not all(isinstance(t, str) or t is None for t in types):
-                raise ExportFormatError(label, "'@type' must be a string or strings", position)
-            kind = next((t for t in types if t in _EXPORTER_KINDS), None)
-        if kind in _SCHEMA_TYPES and "title" not in entry:
+        kind = entry_kind(entry, position, label)
+        if kind == SCHEMA:
             iri = expand(entry.get("@id"), position)
             result.schemas[iri] = _text(entry, "label", position, label) or iri.rsplit("/", 1)[-1]
-        elif kind in _RELDEF_TYPES:
+        elif kind == RELATION_DEF:
             iri = expand(entry.get("@id"), position)
             given_label = _text(entry, "label", position, label)
             rel_label = given_label or ""
@@ -242,9 +262,9 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
                 core=vocab.relation_by_label(rel_label) if rel_label else None,
                 labelled=given_label is not None,
             )
-        elif kind in _INSTANCE_TYPES:
+        elif kind == RELATION:
             pending_instances.append((index, entry))
-        elif "title" in entry or kind in _SCHEMA_TYPES:
+        elif kind == NODE:
             pending_nodes.append((index, entry))
             continue
         if "textRefersToNode" in entry:
@@ -367,37 +387,57 @@ def _node_schema_reference(
 
 def _derive_links(result: ExportAnalysis) -> None:
     """Wikilinks by title and Roam page URLs to nodes of the export, and image URLs."""
-    titles: dict[str, str] = {}
-    for node in result.nodes.values():
-        titles.setdefault(normalise_title(node.title), node.iri)
+    titles = title_targets(result.nodes.values())
     bad_images = 0
     for node in result.nodes.values():
-        content = node.content
-        if not content:
-            continue
-        subject = result.terms[node.iri]
-        targets: set[str] = set()
-        for link in wikilinks(content):
-            target = titles.get(link) or titles.get(normalise_title(link))
-            if target is not None:
-                targets.add(target)
-        if "roamresearch.com" in content:
-            targets.update(url for url in _ROAM_URL_RE.findall(content) if url in result.nodes)
-        targets.discard(node.iri)
-        result.derived.extend(Triple(subject, _LINKS_TO, result.terms[t]) for t in sorted(targets))
-        result.links.extend((node.iri, target, TEXT, None) for target in targets)
-        if "![" not in content:
-            continue
+        triples, rows, bad = node_links(node, result.terms, titles, result.nodes)
+        result.derived.extend(triples)
+        result.links.extend(rows)
+        bad_images += bad
+    if bad_images:
+        result.warnings.append(f"{bad_images} image link(s) are not valid URLs and were skipped")
+
+
+def title_targets(nodes: Iterable[Node]) -> dict[str, str]:
+    """The node a wikilink names, by normalised title (the first node of a title wins)."""
+    titles: dict[str, str] = {}
+    for node in nodes:
+        titles.setdefault(normalise_title(node.title), node.iri)
+    return titles
+
+
+def node_links(
+    node: Node, terms: dict[str, NamedNode], titles: dict[str, str], nodes: Container[str]
+) -> tuple[list[Triple], list[LinkRow], int]:
+    """What ``node``'s content links to (``titles``: see :func:`title_targets`; ``nodes``:
+    the export's node IRIs): the derived link and image triples, the text-link rows, and how
+    many image links are not valid URLs. Sets ``node.images`` to the images found (plus
+    those a source reader gave)."""
+    content = node.content
+    if not content:
+        return [], [], 0
+    subject = terms[node.iri]
+    targets: set[str] = set()
+    for link in wikilinks(content):
+        target = titles.get(link) or titles.get(normalise_title(link))
+        if target is not None:
+            targets.add(target)
+    if "roamresearch.com" in content:
+        targets.update(url for url in _ROAM_URL_RE.findall(content) if url in nodes)
+    targets.discard(node.iri)
+    triples = [Triple(subject, _LINKS_TO, terms[t]) for t in sorted(targets)]
+    rows: list[LinkRow] = [(node.iri, target, TEXT, None) for target in targets]
+    bad_images = 0
+    if "![" in content:
         for url in dict.fromkeys(_IMAGE_RE.findall(content)):
             try:
                 image = NamedNode(url)
             except ValueError:
                 bad_images += 1
                 continue
-            result.derived.append(Triple(subject, _IMAGE, image))
+            triples.append(Triple(subject, _IMAGE, image))
             node.images += 1
-    if bad_images:
-        result.warnings.append(f"{bad_images} image link(s) are not valid URLs and were skipped")
+    return triples, rows, bad_images
 
 
 def _derive_relations(

@@ -10,9 +10,15 @@ half-written by a browser, a vault whose ``relations.json`` is being saved) leav
 as it was; the problem is reported and the next change is tried again. An event is reported
 for every load, skip and failure (``on_event``).
 
-The vault is loaded whole at each change (an incremental update of only the notes that changed
-is not done yet); what does not bear on the graph is not watched: Obsidian's workspace and
-cache files, other plugins' settings, editors' swap and partial files.
+A vault is followed by part: the watcher keeps what it read of each file
+(:class:`~labbrain.ingest.obsidian.ReadCache`: an unchanged note is not read or parsed again)
+and what each note and relation contributed to the dataset
+(:class:`~labbrain.ingest.delta.DocumentModel`), and writes only what a change changes, in one
+transaction with the index beside it (:meth:`~labbrain.core.LabBrain.apply_change`): the
+dataset and its index end as a load of the whole vault would leave them. A change the model
+does not follow by part (the plugin's settings, another process's load of the same dataset in
+between) is loaded whole. What does not bear on the graph is not watched: Obsidian's
+workspace and cache files, other plugins' settings, editors' swap and partial files.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labbrain.core import LabBrain
-from labbrain.errors import LabbrainError
-from labbrain.ingest.load import LoadReport, detect_format, read_input
-from labbrain.ingest.obsidian import PLUGIN_FOLDER, settings_file
+from labbrain.errors import LabbrainError, StaleDataset
+from labbrain.ingest.delta import DocumentModel
+from labbrain.ingest.load import LoadReport, detect_format, read_input, vault_input
+from labbrain.ingest.obsidian import PLUGIN_FOLDER, ReadCache, VaultRead, read_vault, settings_file
+from labbrain.store.ontology import vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +51,9 @@ _PARTIAL = (".tmp", ".part", ".crdownload", ".download", ".swp", ".swx", "~")
 
 @dataclass(frozen=True)
 class WatchEvent:
-    """What became of one source at one moment: ``loaded`` (with its report), ``unchanged``
-    (the store holds it as it is), or ``failed`` (``error`` says why; the dataset is as it
-    was)."""
+    """What became of one source at one moment: ``loaded`` whole or ``changed`` by part (with
+    its report), ``unchanged`` (the store holds it as it is), or ``failed`` (``error`` says
+    why; the dataset is as it was)."""
 
     source: str
     outcome: str
@@ -87,6 +95,11 @@ class SourceWatcher:
             for source in self.sources
             if os.path.isdir(source)
         }
+        self._vaults = {
+            source: VaultFollower(brain, source)
+            for source in self.sources
+            if source in self._settings
+        }
         self.debounce_ms = debounce_ms
         self.force_polling = force_polling
         self.polling = False
@@ -104,16 +117,19 @@ class SourceWatcher:
 
     # ------------------------------------------------------------------ work
     def sync(self, source: str) -> WatchEvent:
-        """Load ``source`` if the store does not hold it as it is now."""
+        """Bring ``source``'s dataset in line with it, unless the store holds it as it is."""
         started = time.perf_counter()
         try:
-            read = read_input(source, self.brain.settings)
-            loaded = {dataset["sourceDigest"] for dataset in self.brain.datasets()}
-            if read.digest in loaded:
-                event = WatchEvent(source, "unchanged")
+            if source in self._vaults:
+                event = self._vaults[source].sync()
             else:
-                report = self.brain.load(source, read=read)
-                event = WatchEvent(source, "loaded", report=report)
+                read = read_input(source, self.brain.settings)
+                loaded = {dataset["sourceDigest"] for dataset in self.brain.datasets()}
+                if read.digest in loaded:
+                    event = WatchEvent(source, "unchanged")
+                else:
+                    report = self.brain.load(source, read=read)
+                    event = WatchEvent(source, "loaded", report=report)
         except (LabbrainError, OSError) as error:
             event = WatchEvent(source, "failed", error=str(error))
         event = WatchEvent(
@@ -208,3 +224,56 @@ class SourceWatcher:
                 return False  # .trash and other dot-folders
             return name.endswith((".md", ".json")) or os.path.isdir(path)
         return False
+
+
+class VaultFollower:
+    """Keeps the dataset of the vault at ``source`` in line with it, by part (see the
+    module's doc). One thread calls :meth:`sync`."""
+
+    def __init__(self, brain: LabBrain, source: str) -> None:
+        self.brain = brain
+        self.source = source
+        self._cache = ReadCache()
+        self._model: DocumentModel | None = None
+        #: The load the model is of (its dataset as that load left it).
+        self._load_id: str | None = None
+
+    def sync(self) -> WatchEvent:
+        """Read the vault; write what changed since the last sync (by part when the model
+        follows it, else the whole vault), or nothing when the store holds it as it is."""
+        settings = self.brain.settings
+        vault = read_vault(self.source, max_bytes=settings.max_input_bytes, cache=self._cache)
+        held = {row["sourceDigest"]: row for row in self.brain.datasets()}.get(vault.digest)
+        if held is not None:
+            if self._load_id != held["loadId"]:
+                self._follow(vault, held["graph"], held["loadId"])
+            return WatchEvent(self.source, "unchanged")
+        if self._model is not None and self._load_id is not None:
+            change = self._model.plan(vault.document)
+            if change is not None:
+                try:
+                    report = self.brain.apply_change(
+                        self.source, vault, change, expected_load=self._load_id
+                    )
+                except StaleDataset as stale:
+                    log.info("%s; loading the vault whole", stale)
+                else:
+                    self._model.commit(change)
+                    self._load_id = report.load_id
+                    return WatchEvent(self.source, "changed", report=report)
+        self._model = self._load_id = None
+        report = self.brain.load(self.source, read=vault_input(vault))
+        self._follow(vault, report.graph, report.load_id)
+        return WatchEvent(self.source, "loaded", report=report)
+
+    def _follow(self, vault: VaultRead, graph: str, load_id: str) -> None:
+        """Take ``vault`` as what ``graph`` holds since load ``load_id``."""
+        settings = self.brain.settings
+        self._model = self._load_id = None
+        if settings.jsonld_engine != "native":
+            return  # the model parses entries as the native engine does
+        model = DocumentModel(
+            vault.document, graph, vocabulary(), self.source, settings.jsonld_contexts
+        )
+        if model.usable:
+            self._model, self._load_id = model, load_id
