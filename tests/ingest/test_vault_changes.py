@@ -231,9 +231,7 @@ class Editor:
             for path in self.notes():
                 front = self.front(path)
                 if front.get("nodeInstanceId") == relation["destination"]:
-                    relation["destination"] = self.rng.choice(
-                        by_type[names[front["nodeTypeId"]]]
-                    )
+                    relation["destination"] = self.rng.choice(by_type[names[front["nodeTypeId"]]])
                     self.write_relations(data)
                     return f"retarget relation {rid}"
         return "no relation to retarget"
