@@ -469,6 +469,7 @@ RECIPES: dict[str, Recipe] = {
     "find_path": lambda lab, p: {"fromUid": lab.hub, "toUid": lab.other, "maxHops": 6},
     "get_claim_status": lambda lab, p: {"uid": lab.hub, "detail": "full"},
     "find_gaps": lambda lab, p: {},
+    "what_changed": lambda lab, p: {"since": "36500d", "limit": 200},
     "sparql_query": lambda lab, p: {
         "query": "SELECT ?s ?title ?content WHERE { ?s dct:title ?title ; sioc:content ?content }",
         "limit": 1000,
@@ -552,6 +553,7 @@ MUST_BE_CUT = {
     "get_node_neighborhood",
     "get_claim_status",
     "find_gaps",
+    "what_changed",
     "sparql_query",
     "list_projects",
     "get_project_context",

@@ -29,8 +29,8 @@ from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, resolve_toolsets
 
 LABBRAIN = str(Path(sys.executable).with_name("labbrain"))
 
-#: What a new user gets: the reference server's nine tools, paths, claim status and gaps,
-#: one SPARQL tool, and the two note tools.
+#: What a new user gets: the reference server's nine tools, paths, claim status, gaps and
+#: what changed, one SPARQL tool, and the two note tools.
 DEFAULT_TOOLS = [
     "search_nodes",
     "get_node",
@@ -44,6 +44,7 @@ DEFAULT_TOOLS = [
     "find_path",
     "get_claim_status",
     "find_gaps",
+    "what_changed",
     "sparql_query",
     "log_finding",
     "list_findings",
@@ -86,7 +87,7 @@ def test_the_default_server_lists_the_default_tools(sample_brain: LabBrain) -> N
 def test_all_lists_every_tool_once(sample_brain: LabBrain) -> None:
     every = {spec.name for specs in TOOLSETS.values() for spec in specs}
     names = [tool.name for tool in listed(build_server(sample_brain, tuple(TOOLSETS)))]
-    assert len(names) == len(set(names)) == len(every) == 49
+    assert len(names) == len(set(names)) == len(every) == 50
 
 
 # ------------------------------------------------------------------------ read-only
@@ -102,12 +103,16 @@ def test_a_read_only_server_lists_no_tool_that_writes_and_records_no_visit(
         reading = {tool.name: tool for tool in listed(server)}
         writes = {name for name, tool in full.items() if not tool.annotations.read_only_hint}
         assert writes >= {"log_finding", "store_memory", "load_dataset", "get_node"}
-        assert set(reading) == set(full) - writes | {"get_node"}
+        # reads whose one write is a side effect (a visit, when the client last asked)
+        assert set(reading) == set(full) - writes | {"get_node", "what_changed"}
         assert all(tool.annotations.read_only_hint for tool in reading.values())
         before = snapshot(brain)
         is_error, node, _ = ClientSession(server).call("get_node", {"uid": "n2rGK8We9"})
         assert not is_error and node is not None and node["uid"] == "n2rGK8We9"
         assert snapshot(brain) == before  # no visit recorded in the active project
+        is_error, changes, _ = ClientSession(server).call("what_changed", {})
+        assert not is_error and changes is not None and changes["loads"]
+        assert snapshot(brain) == before  # when the client asked is not recorded either
         writer.ok("get_node", uid="n2rGK8We9")  # the writing server records one
         assert snapshot(brain) != before
 
@@ -169,7 +174,7 @@ def test_the_listing_fits_its_budget_over_stdio(loaded_store: Path, toolsets: st
     if expected is not None:
         assert [t.name for t in tools] == expected
     else:
-        assert len(tools) == 49
+        assert len(tools) == 50
     read_first, outputs = _size(tools)
     budget_read_first, budget_outputs = BUDGETS[toolsets]
     assert read_first <= budget_read_first, f"{toolsets}: {read_first} characters"

@@ -79,7 +79,9 @@ def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
         note = vault / note_path(lab, lab.nodes[3])
         note.write_text(note.read_text() + "\nThe zyxomatic assay.\n")
         event = watching.next()
-        assert event.outcome == "loaded"
+        assert event.outcome == "changed"  # by part: one note edited
+        assert event.report is not None and event.report.changed is not None
+        assert event.report.changed["nodesEdited"] == 1
         hits = brain.search("zyxomatic", graphs=[graph]).hits
         assert [h.node.uid for h in hits] == [lab.nodes[3].instance_id]
         quads = brain.store.count(graph)
@@ -95,9 +97,10 @@ def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
         (vault / "relations.json").write_text(
             json.dumps({"version": 1, "lastModified": 1, "relations": {}})
         )
-        assert watching.next().outcome == "loaded"
+        assert watching.next().outcome == "changed"
         note.unlink()
         event = watching.next()
+        assert event.outcome == "changed"
         assert event.report is not None and event.report.nodes == 11
         assert brain.search("zyxomatic", graphs=[graph]).hits == []
 

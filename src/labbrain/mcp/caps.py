@@ -89,6 +89,8 @@ HINTS: dict[str, str] = {
     "get_claim_status": "get_relationships(destinationUid=uid, relationshipType='Supports' "
     "or 'Opposes') lists each side",
     "find_gaps": "pass nodeType for one list at a time, or dataset",
+    "what_changed": "pass a later since, a nodeType, creator or dataset, or catchUp=true for "
+    "the summary per person",
     "sparql_query": "the first {kept} rows are shown: add ORDER BY and OFFSET {kept} (plus "
     "its own OFFSET) to the query for the next rows, or select fewer or shorter columns",
     "sparql_query/text": "add LIMIT and OFFSET to the query (with ORDER BY) to read the "

@@ -30,6 +30,7 @@ from labbrain.agent.projects.projects import Projects
 from labbrain.agent.projects.related import RelatedPagesFinder
 from labbrain.agent.writer import AgentWriter
 from labbrain.core import LabBrain
+from labbrain.discourse.changes import AskedAt
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import LabbrainError
 from labbrain.mcp import caps
@@ -86,6 +87,8 @@ class ToolContext:
     client_log: ClientLog = field(default_factory=lambda: CLIENT_LOG)
     projects: Projects = field(init=False)
     findings: Findings = field(init=False)
+    #: When each client last asked what changed.
+    asked: AskedAt = field(init=False)
     related: RelatedPagesFinder = field(init=False)
     runner: TaskRunner = field(init=False)
     # The services built at first use (tools run in worker threads: built once, under a lock).
@@ -102,6 +105,7 @@ class ToolContext:
     def __post_init__(self) -> None:
         self.projects = Projects(self.brain, self.reader, self.writer)
         self.findings = Findings(self.projects)
+        self.asked = AskedAt(self.brain, keep=not self.read_only and not self.brain.read_only)
         self.related = RelatedPagesFinder(self.projects)
         self.runner = task_runner(self.brain)  # tasks run in this process, in the background
         self._services = threading.RLock()

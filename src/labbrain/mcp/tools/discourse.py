@@ -11,11 +11,15 @@ key figure where the user enabled image fetching.
 from __future__ import annotations
 
 import base64
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ImageContent
 from pydantic import Field
 
+from labbrain.discourse.changes import WhatChangedResult, parse_since
+from labbrain.discourse.changes import what_changed as changes_since
 from labbrain.discourse.models import (
     ClaimStatusResult,
     ContributionsResult,
@@ -33,6 +37,7 @@ from labbrain.discourse.models import (
     SearchNodesResult,
 )
 from labbrain.mcp.common import WRITE, ToolContext, ToolSpec, answer
+from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX
 
 Uid = Annotated[str, Field(description="node uid, e.g. 'CnOU48Obk'")]
 Dataset = Annotated[str | None, Field(description="only this dataset (slug); default: all")]
@@ -238,6 +243,59 @@ def find_gaps(
     return context.reader.find_gaps(nodeType, dataset)
 
 
+def what_changed(
+    context: ToolContext,
+    ctx: Context,
+    since: Annotated[
+        str | None,
+        Field(
+            description="'7d', '24h', '2w' or an ISO date or time; omit for: since you last "
+            "asked (the last 7 days the first time)"
+        ),
+    ] = None,
+    nodeType: NodeTypeArg = None,
+    creator: Annotated[str | None, Field(description="only this researcher's nodes")] = None,
+    dataset: Dataset = None,
+    catchUp: Annotated[
+        bool,
+        Field(description="a summary per person instead of every node and relation"),
+    ] = False,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+) -> WhatChangedResult:
+    """What changed in the lab's graph since a time, or since you last asked: every load
+    or update of a dataset with its counts, the nodes added, edited and removed (title,
+    type, creator) and the relations added and removed, filtered by node type, creator or
+    dataset; and per person what they added (catchUp: only that, for "catch me up").
+
+    Next: get_node(uid) on a changed node, get_claim_status on a changed claim."""
+    client = _client_name(ctx)
+    now = datetime.now(UTC)
+    asked = context.asked.last(client) if since is None else None
+    moment = parse_since(since) if since is not None else asked or now - timedelta(days=7)
+    types = context.reader.node_types_matching(nodeType)
+    graphs = context.reader.datasets(dataset)  # an unknown dataset is an error that lists them
+    slug = graphs[0].removeprefix(DATASET_GRAPH_PREFIX) if graphs else None
+    result = changes_since(
+        context.brain, moment, dataset=slug, node_type=types, creator=creator, limit=limit
+    )
+    context.asked.note(client, now)
+    if since is None:
+        told = f"since you last asked ({result.since})" if asked else "over the last 7 days"
+        result.note = f"changes {told}" + (f"; {result.note}" if result.note else "")
+    if catchUp:
+        result.nodes, result.relations = [], []
+    return result
+
+
+def _client_name(ctx: Context | None) -> str:
+    """The MCP client's name, as it introduced itself (``client`` when it did not)."""
+    session = getattr(ctx, "session", None) if ctx is not None else None
+    params = getattr(session, "client_params", None)
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) and name.strip() else "client"
+
+
 TOOLS = (
     ToolSpec(search_nodes, "Search nodes"),
     # not read-only: while a project is active, each read is recorded as a visit
@@ -252,4 +310,6 @@ TOOLS = (
     ToolSpec(find_path, "Find path"),
     ToolSpec(get_claim_status, "Claim status"),
     ToolSpec(find_gaps, "Find gaps"),
+    # not read-only: remembers when this client asked (for "since you last asked")
+    ToolSpec(what_changed, "What changed", WRITE, side_effect_only=True),
 )
