@@ -173,6 +173,23 @@ class Editor:
         path.write_text(frontmatter(front) + body, encoding="utf-8")
         return f"add {path.name}"
 
+    def add_imported_note(self) -> str:
+        """A note imported from another lab's vault: its creator is the other lab's author."""
+        self.made += 1
+        instance = uuid7ish(self.rng, 1_780_000_000_000 + self.made)
+        front = {
+            "nodeTypeId": self.lab.type_ids[self.rng.choice(sorted(self.lab.type_ids))],
+            "nodeInstanceId": instance,
+            "importedFromRid": f"orn:obsidian.note:00c6d07ef7b77e90/{instance}",
+            "authorId": self.rng.choice([901, 902]),
+            "lastModified": 1_780_000_000_000 + self.made,
+        }
+        folder = self.vault / "import" / "Other Lab"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"CLM - Imported idea {self.made}.md"
+        path.write_text(frontmatter(front) + "An imported zebrafish claim.\n", encoding="utf-8")
+        return f"add imported {path.name}"
+
     def untype(self) -> str:
         """A node note loses its nodeTypeId (it is no node any more), or gets one back."""
         path = self.rng.choice(self.notes())
@@ -246,6 +263,7 @@ class Editor:
             self.move,
             self.delete,
             self.add_note,
+            self.add_imported_note,
             self.untype,
             self.add_relation,
             self.remove_relation,

@@ -434,15 +434,29 @@ class TextIndex:
         with _disk_full_as_error(), self._db:
             self._begin_write()
             with self._fulltext.replacing(graph, load_id, only=touched) as add:
+                # The contributions of the creators of the nodes touched, before and after.
+                creators = {r.creator for r in new if r.creator is not None}
                 for start in range(0, len(touched), 500):
                     chunk = touched[start : start + 500]
                     marks = ",".join("?" * len(chunk))
+                    creators.update(
+                        creator
+                        for (creator,) in self._db.execute(
+                            f"SELECT DISTINCT creator FROM nodes WHERE graph = ? AND iri IN"
+                            f" ({marks}) AND creator IS NOT NULL",
+                            [graph, *chunk],
+                        )
+                    )
                     self._db.execute(
                         f"DELETE FROM nodes WHERE graph = ? AND iri IN ({marks})", [graph, *chunk]
                     )
                 self._db.executemany(_INSERT_NODE, rows)
-                self._db.execute("DELETE FROM contributions WHERE graph = ?", (graph,))
-                self._count_contributions(graph)
+                for creator in sorted(creators):
+                    self._db.execute(
+                        "DELETE FROM contributions WHERE graph = ? AND creator = ?",
+                        (graph, creator),
+                    )
+                    self._count_contributions(graph, creator)
                 change_links(self._db, graph, links_removed, links_added)
                 self._db.execute(
                     "INSERT OR REPLACE INTO datasets (graph, load_id) VALUES (?, ?)",
@@ -454,12 +468,14 @@ class TextIndex:
                 )
         return self.count(graph)
 
-    def _count_contributions(self, graph: str) -> None:
+    def _count_contributions(self, graph: str, creator: str | None = None) -> None:
+        """Write the contributions rows of ``graph`` (of one ``creator``, when given)."""
         self._db.execute(
             "INSERT INTO contributions SELECT graph, creator, node_type, count(*),"
-            " min(created), max(created) FROM nodes"
-            " WHERE graph = ? AND creator IS NOT NULL GROUP BY creator, node_type",
-            (graph,),
+            " min(created), max(created) FROM nodes WHERE graph = ? AND creator IS NOT NULL"
+            + (" AND creator = ?" if creator is not None else "")
+            + " GROUP BY creator, node_type",
+            (graph,) if creator is None else (graph, creator),
         )
 
     def _begin_write(self) -> None:

@@ -153,8 +153,12 @@ class _State:
     nodes: dict[str, _NodePart]
     relations: dict[str, _RelationPart]
     titles: dict[str, str]
+    #: How many contributions give each derived triple and each link row (before the
+    #: change's own, below, are applied at commit).
     derived: Counter[Triple]
     rows: Counter[LinkRow]
+    derived_change: Counter[Triple] = field(default_factory=Counter)
+    rows_change: Counter[LinkRow] = field(default_factory=Counter)
 
 
 class DocumentModel:
@@ -191,9 +195,13 @@ class DocumentModel:
         return len(self._state.nodes)
 
     def commit(self, change: GraphChange) -> None:
-        """Take ``change`` (planned from this model) as written: the model is now of its
-        version."""
-        self._state = change.state
+        """Take ``change`` (planned from this model, the last plan made) as written: the
+        model is now of its version."""
+        state = change.state
+        _apply(state.derived, state.derived_change)
+        _apply(state.rows, state.rows_change)
+        state.derived_change, state.rows_change = Counter(), Counter()
+        self._state = state
 
     # ------------------------------------------------------------------ planning
     def plan(self, document: JsonObject, *, quads: bool = True) -> GraphChange | None:
@@ -204,15 +212,19 @@ class DocumentModel:
         if not self.usable or document.get("@context") != self._context_key:
             return None
         old = self._state
-        header = _header(document, self.label)
-        if header is None or header != old.header:
+        entries = document.get("@graph")
+        if not isinstance(entries, list):
             return None
+        header: list[JsonObject] = []
         node_entries: dict[str, JsonObject] = {}
         relation_entries: dict[str, JsonObject] = {}
-        for index, entry in enumerate(document["@graph"]):
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                return None
             kind = entry_kind(entry, f"@graph[{index}]", self.label)
             key = entry.get("@id")
             if kind in (SCHEMA, RELATION_DEF):
+                header.append(entry)
                 continue
             if not isinstance(key, str) or kind not in (NODE, RELATION):
                 return None
@@ -220,6 +232,8 @@ class DocumentModel:
             if key in node_entries or key in relation_entries:
                 return None
             held[key] = entry
+        if header != old.header:
+            return None
 
         nodes: dict[str, _NodePart] = {}
         changed_nodes: set[str] = set()
@@ -272,9 +286,10 @@ class DocumentModel:
                 relations[key] = known
         removed_relations = set(old.relations) - set(relations)
 
-        # Counted contributions: out with the old parts, in with the new.
-        derived = Counter(old.derived)
-        rows = Counter(old.rows)
+        # Counted contributions: out with the old parts, in with the new (as changes of the
+        # counts, applied to the model's counts at commit).
+        derived: Counter[Triple] = Counter()
+        rows: Counter[LinkRow] = Counter()
         touched_nodes = relink | removed_nodes
         touched_relations = changed_relations | removed_relations
         for key in touched_nodes:
@@ -293,8 +308,6 @@ class DocumentModel:
                 rows.update(relations[key].rows)
         triples_gone, triples_new = _transitions(old.derived, derived)
         rows_gone, rows_new = _transitions(old.rows, rows)
-        derived = +derived  # drop the zero counts
-        rows = +rows
 
         remove = [self._quad(t) for t in triples_gone]
         add = [self._quad(t) for t in triples_new]
@@ -341,7 +354,7 @@ class DocumentModel:
             after=after,
             graph=self.graph,
             nodes=len(nodes),
-            state=_State(header, nodes, relations, titles, derived, rows),
+            state=_State(header, nodes, relations, titles, old.derived, old.rows, derived, rows),
         )
 
     # ------------------------------------------------------------------ parts
@@ -429,11 +442,22 @@ def _header(document: JsonObject, label: str) -> list[JsonObject] | None:
     return header
 
 
-def _transitions(before: Counter[Any], after: Counter[Any]) -> tuple[list[Any], list[Any]]:
-    """(items whose count fell to zero, items whose count rose from zero)."""
-    gone = [item for item, count in before.items() if count > 0 and after[item] <= 0]
-    new = [item for item, count in after.items() if count > 0 and before[item] <= 0]
+def _transitions(counts: Counter[Any], change: Counter[Any]) -> tuple[list[Any], list[Any]]:
+    """(items whose count ``change`` makes fall to zero, items it makes rise from zero)."""
+    gone = [item for item, by in change.items() if by < 0 and counts[item] + by <= 0]
+    new = [item for item, by in change.items() if by > 0 and counts[item] <= 0]
     return gone, new
+
+
+def _apply(counts: Counter[Any], change: Counter[Any]) -> None:
+    """Add ``change`` to ``counts``, dropping what falls to zero."""
+    for item, by in change.items():
+        if by:
+            left = counts[item] + by
+            if left > 0:
+                counts[item] = left
+            else:
+                del counts[item]
 
 
 def _node_state(node: Node) -> NodeState:

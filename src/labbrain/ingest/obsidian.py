@@ -28,7 +28,6 @@ every relation the store holds.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -98,8 +97,8 @@ _CONTEXT: dict[str, str] = {
 
 @dataclass
 class Note:
-    """A node note of the vault, as read (:func:`read_vault` may change ``uid``: it works on a
-    copy of what :class:`ReadCache` keeps)."""
+    """A node note of the vault, as read (:func:`read_vault` sets ``uid`` anew at each read:
+    two notes with one nodeInstanceId make one of them take a path-derived uid)."""
 
     path: str  # relative to the vault, with "/"
     uid: str
@@ -633,7 +632,7 @@ def _walk(
     cache: ReadCache,
     files: Any,
 ) -> tuple[list[Note], set[str], list[Path]]:
-    """The vault's node notes (sorted by path; copies of what ``cache`` keeps), the
+    """The vault's node notes (sorted by path; those ``cache`` keeps), the
     nodeInstanceIds of notes in ``.trash``, and every relations file outside the dot-folders
     (the root one first). Every note file's path, times and content go into ``files``."""
     notes: list[Note] = []
@@ -680,7 +679,8 @@ def _walk(
                 problems.add(*known.problem)
             if known.value is None:
                 continue
-            note = copy.copy(known.value)
+            note = known.value
+            note.uid = note.instance_id or _path_uid(note.path)  # a clash may have changed it
             if in_trash:
                 if note.instance_id:
                     trashed.add(note.instance_id)

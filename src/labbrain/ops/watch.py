@@ -34,7 +34,13 @@ from pathlib import Path
 from labbrain.core import LabBrain
 from labbrain.errors import LabbrainError, StaleDataset
 from labbrain.ingest.delta import DocumentModel
-from labbrain.ingest.load import LoadReport, detect_format, read_input, vault_input
+from labbrain.ingest.load import (
+    LoadReport,
+    collection_paused,
+    detect_format,
+    read_input,
+    vault_input,
+)
 from labbrain.ingest.obsidian import PLUGIN_FOLDER, ReadCache, VaultRead, read_vault, settings_file
 from labbrain.store.ontology import vocabulary
 
@@ -241,6 +247,10 @@ class VaultFollower:
     def sync(self) -> WatchEvent:
         """Read the vault; write what changed since the last sync (by part when the model
         follows it, else the whole vault), or nothing when the store holds it as it is."""
+        with collection_paused():  # tens of thousands of objects made, none in a cycle
+            return self._sync()
+
+    def _sync(self) -> WatchEvent:
         settings = self.brain.settings
         vault = read_vault(self.source, max_bytes=settings.max_input_bytes, cache=self._cache)
         held = {row["sourceDigest"]: row for row in self.brain.datasets()}.get(vault.digest)
