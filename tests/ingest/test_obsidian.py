@@ -594,3 +594,35 @@ def test_labbrain_check_lists_what_a_load_left_out(vault: Path, tmp_path: Path) 
     found = {f.check: f for f in run_check(settings).findings}["load warnings"]
     assert found.status == "warning"
     assert "gone: no-such-note" in found.examples[0]
+
+
+# ------------------------------------------------------------------ frontmatter read fast
+def test_simple_frontmatter_reads_as_yaml_does() -> None:
+    """Plain ``key: value`` frontmatter is read without the YAML parser: whatever it reads
+    must be what YAML reads, and what it is unsure of it leaves to YAML (None)."""
+    from labbrain.ingest.obsidian import simple_frontmatter
+
+    rng = random.Random(3)
+    pieces = [
+        "abc", "019b7c38-b9b8-7bb0-3ec9-597aa61105ea", "orn:obsidian.note:00c6/019b",
+        "12", "0", "-7", "007", "1_000", "1.5", "1e5", "0x1F", "0b101", "0o17", "true", "No",
+        "ON", "null", "~", "2024-01-01", "2024-01-01T10:00:00Z", ".inf", "-abc", "+1", "=",
+        "<<", "y", "a:b", "a:", "x,y", "a#b", "1:30", "éte", "node-type_1", "Y",
+    ]  # fmt: skip
+    keys = ["nodeTypeId", "nodeInstanceId", "on", "yes", "authorId", "_x", "a1"]
+    read_fast = 0
+    for _ in range(3000):
+        lines = [f"{rng.choice(keys)}: {rng.choice(pieces)}" for _ in range(rng.randint(1, 4))]
+        raw = "\n".join(lines) + "\n"
+        fast = simple_frontmatter(raw)
+        if fast is not None:
+            read_fast += 1
+            expected = yaml.safe_load(raw)
+            assert fast == {str(k): v for k, v in expected.items()}, raw
+    assert read_fast > 100  # the plugin's own frontmatter is read fast
+    plugin = "nodeTypeId: abc123\nnodeInstanceId: 019b7c38-b9b8-7bb0-3ec9-597aa61105ea\n"
+    assert simple_frontmatter(plugin) == {
+        "nodeTypeId": "abc123",
+        "nodeInstanceId": "019b7c38-b9b8-7bb0-3ec9-597aa61105ea",
+    }
+    assert simple_frontmatter("links:\n  - a\n") is None  # lists go to YAML

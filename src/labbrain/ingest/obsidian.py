@@ -780,9 +780,14 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
     body = text[match.end() :].lstrip("\r\n") if match.end() < len(text) else ""
     if len(raw.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         return {}, body, f"frontmatter larger than {MAX_FRONTMATTER_BYTES} bytes"
+    simple = simple_frontmatter(raw)
+    if simple is not None:
+        return simple, body, None
     try:
-        aliases = sum(
-            1 for event in yaml.parse(raw, Loader=_Loader) if isinstance(event, yaml.AliasEvent)
+        aliases = (  # an alias is written "*name": without a "*" there is none to count
+            sum(1 for e in yaml.parse(raw, Loader=_Loader) if isinstance(e, yaml.AliasEvent))
+            if "*" in raw
+            else 0
         )
         if aliases > MAX_YAML_ALIASES:
             return {}, body, f"{aliases} YAML aliases (at most {MAX_YAML_ALIASES})"
@@ -800,6 +805,39 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, str | None]:
 
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+#: A frontmatter line ``key: value`` whose value YAML reads as a decimal integer or as the
+#: text itself (see :func:`simple_frontmatter`).
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): ([^\s#'\"\[\]{}&*!|>%@`,?]+)\r?")
+_DECIMAL = re.compile(r"-?[1-9][0-9]*|0")
+#: Plain scalars YAML (1.1, as PyYAML reads it) takes for something else than text.
+_NOT_TEXT = re.compile(
+    r"(?i:y|yes|n|no|true|false|on|off|null|~)|[-+]?[0-9_.:]+(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?0[xob][0-9a-fA-F_]+|[-+.].*|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*|=|<<"
+)
+
+
+def simple_frontmatter(raw: str) -> dict[str, Any] | None:
+    """The frontmatter ``raw`` as YAML reads it, when every line is ``key: value`` with a
+    plain one-word value (the plugin's own keys: ids, RIDs, times in milliseconds), read
+    without the YAML parser; None for anything else (which the parser reads)."""
+    found: dict[str, Any] = {}
+    for line in raw.split("\n"):
+        if not line.strip():
+            continue
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.groups()
+        if key in found or _NOT_TEXT.fullmatch(key):
+            return None  # a repeated key, or one YAML reads as a boolean: the parser decides
+        if _DECIMAL.fullmatch(value):
+            found[key] = int(value)
+        elif _NOT_TEXT.fullmatch(value) or value.endswith(":"):
+            return None
+        else:
+            found[key] = value
+    return found
 
 
 # ------------------------------------------------------------------------------- nodes
