@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -399,3 +401,83 @@ def test_a_relation_whose_end_comes_or_goes_is_worked_out_again(tmp_path: Path) 
     back = model.plan(document)
     assert back is not None
     assert f"{derived} <{graph}>" in {str(q) for q in back.add}
+
+
+# ------------------------------------------------------------------ killed mid-update
+_CHILD = """
+import os, signal, sys
+import labbrain.core as core
+from labbrain.core import LabBrain
+from labbrain.ops.watch import VaultFollower
+from labbrain.settings import Settings
+
+store, vault, where = sys.argv[1:4]
+brain = LabBrain(Settings(store=store))
+follower = VaultFollower(brain, vault)
+print(follower.sync().outcome, flush=True)
+sys.stdin.readline()  # the vault has been edited
+real = core.write_change
+
+def killed(*args, **kwargs):
+    if where == "after-store":
+        real(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+core.write_change = killed
+follower.sync()
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("where", ["before-store", "after-store"])
+def test_killed_mid_update_the_dataset_is_before_or_after_and_the_index_agrees(
+    where: str, tmp_path: Path
+) -> None:
+    """SIGKILL between the index's commit and the store's (the index is ahead: rolled back
+    from the store at the next open) or just after the store's (the update stands)."""
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from labbrain.cli import main
+
+    lab = make_lab(9, nodes=20, relations=20)
+    vault = write_vault(lab, tmp_path / "vaults")
+    store = tmp_path / "store"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(store), str(vault), where],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdin is not None
+    assert child.stdout.readline().strip() == "loaded"
+    before = tmp_path / "before"
+    shutil.copytree(vault, before / vault.name)  # the vault as the dataset holds it
+    Editor(lab, vault, random.Random(1)).edit_body()
+    child.stdin.write("\n")
+    child.stdin.flush()
+    assert child.wait(120) == -signal.SIGKILL
+
+    graph = "urn:labbrain:dataset:tension-lab"
+    with LabBrain(Settings(store=str(store))) as brain:
+        reindexed = brain.index_sync.reindexed if brain.index_sync else {}
+        if where == "before-store":
+            # The partial state: the index had taken the update, the store had not; opening
+            # the store rebuilt the graph's index rows from the store.
+            assert graph in reindexed
+            expected = before / vault.name
+        else:
+            assert graph not in reindexed  # both commits landed: nothing to redo
+            expected = vault
+        fresh = LabBrain(Settings(store=str(tmp_path / "fresh")))
+        try:
+            fresh.load(str(expected))
+            assert dataset(brain, graph) == dataset(fresh, graph)
+            assert index_rows(brain, graph) == index_rows(fresh, graph)
+            assert brain.index.engine_state() is None
+        finally:
+            fresh.close()
+    checked = CliRunner().invoke(main, ["--store", str(store), "check"])
+    assert checked.exit_code == 0, checked.output
