@@ -902,6 +902,14 @@ def console(ctx: Context, update: bool, timeout: float | None, fmt: str) -> None
 @click.option("--timeout", type=click.FloatRange(min=0.01), help="Query time limit in seconds.")
 @click.option("--max-rows", type=click.IntRange(min=1), help="Most rows of one answer.")
 @click.option("--access-log", is_flag=True, help="Log every request.")
+@click.option(
+    "--watch",
+    "watched",
+    multiple=True,
+    metavar="PATH",
+    help="Keep this export or Obsidian vault's dataset in line with it while serving "
+    "(repeatable; the server becomes the store's writer).",
+)
 @pass_ctx
 def serve(
     ctx: Context,
@@ -913,14 +921,17 @@ def serve(
     timeout: float | None,
     max_rows: int | None,
     access_log: bool,
+    watched: tuple[str, ...],
 ) -> None:
     """Serve the store over HTTP: a SPARQL 1.1 endpoint at /sparql, graphs at /rdf-graphs,
     a web console at /, and with --mcp the MCP server at /mcp.
 
     Binds to 127.0.0.1 and answers only to its own host names. Read-only unless
     --allow-update (which needs LABBRAIN_UPDATE_TOKEN); a read-only server holds no lock, so
-    `labbrain load` runs while it serves, and its answers follow the new data. Each query
-    runs in a worker process that is stopped at the time limit."""
+    `labbrain load` runs while it serves, and its answers follow the new data. With --watch
+    the server holds the store and follows the sources itself, as `labbrain watch` does
+    (SPARQL updates stay refused unless --allow-update). Each query runs in a worker process
+    that is stopped at the time limit."""
     from labbrain.http.app import open_for_serving
     from labbrain.http.app import serve as serve_http
 
@@ -938,11 +949,19 @@ def serve(
                 "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
                 "Authorization: Bearer <token>)"
             )
-        brain = open_for_serving(settings, allow_update=allow_update)
+        for path in watched:
+            detect_format(path, None)  # not a source: a one-line error before anything starts
+        brain = open_for_serving(settings, allow_update=allow_update, watch=bool(watched))
     except LabbrainError as error:
         _fail(error)
     try:
-        serve_http(brain, allow_update=allow_update, mcp=with_mcp, access_log=access_log)
+        serve_http(
+            brain,
+            allow_update=allow_update,
+            mcp=with_mcp,
+            access_log=access_log,
+            watch=[os.path.abspath(path) for path in watched],
+        )
     except LabbrainError as error:
         _fail(error)
     finally:

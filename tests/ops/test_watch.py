@@ -8,8 +8,10 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +184,71 @@ def test_labbrain_watch_reports_each_load(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(PATIENCE)
+
+
+@pytest.mark.subprocess
+def test_serve_watch_answers_from_the_vault_as_it_is_edited(tmp_path: Path) -> None:
+    """`labbrain serve --watch VAULT`: the endpoint answers from the vault loaded at start,
+    and from the edited vault a moment after a save, without a restart."""
+    import signal
+
+    import httpx2 as httpx
+
+    from helpers import free_port
+
+    lab = make_lab(12, nodes=10, relations=8)
+    vault = write_vault(lab, tmp_path / "v")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "labbrain", "--store", str(tmp_path / "store"), "serve",
+         "--port", str(port), "--watch", str(vault)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    ask = "ASK { ?node <http://rdfs.org/sioc/ns#content> ?text FILTER(CONTAINS(?text, 'qwyzzle')) }"
+
+    def answer(query: str) -> Any:
+        response = httpx.get(f"http://127.0.0.1:{port}/sparql", params={"query": query})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    try:
+        deadline = time.monotonic() + 60
+        nodes = "SELECT (COUNT(?n) AS ?c) WHERE { ?n <http://purl.org/dc/terms/title> ?t }"
+        while True:
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            try:
+                count = answer(nodes)["results"]["bindings"][0]["c"]["value"]
+                if int(count) >= 10:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not answer from the vault"
+            time.sleep(0.2)
+        assert answer(ask)["boolean"] is False
+        note = vault / note_path(lab, lab.nodes[2])
+        note.write_text(note.read_text() + "\nThe qwyzzle assay.\n")
+        deadline = time.monotonic() + 30
+        while not answer(ask)["boolean"]:
+            assert time.monotonic() < deadline, "the edit did not reach the endpoint"
+            time.sleep(0.2)
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(30) == 0
+
+
+def test_serve_watch_refuses_what_is_no_source_before_serving(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from labbrain.cli import main
+
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    result = CliRunner().invoke(
+        main, ["--store", str(tmp_path / "store"), "serve", "--watch", str(plain)]
+    )
+    assert result.exit_code != 0
+    [line] = result.stderr.strip().splitlines()
+    assert "not a Discourse Graphs vault" in line
+    assert not (tmp_path / "store").exists()  # refused before the store was opened

@@ -29,7 +29,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -54,6 +54,7 @@ from labbrain.http.guard import Guard, default_hosts, sdk_security
 from labbrain.http.pool import QueryPool, QueryRunner, runner_for
 from labbrain.http.sparql import Endpoint, QueryRequests, graph_store, sparql
 from labbrain.http.transport import http_protocol
+from labbrain.ops.watch import watching
 from labbrain.settings import Settings
 from labbrain.store.fresh import FreshStore
 from labbrain.store.threads import confined
@@ -81,12 +82,12 @@ class Binding:
         return f"http://{name}:{self.port}/"
 
 
-def open_for_serving(settings: Settings, *, allow_update: bool) -> LabBrain:
-    """The store ``settings`` name, opened for ``labbrain serve``: with ``allow_update``
-    writable (the server is the store's one writer; StoreLocked when another process holds
-    it), else read-only, holding no lock and following a writer's commits
+def open_for_serving(settings: Settings, *, allow_update: bool, watch: bool = False) -> LabBrain:
+    """The store ``settings`` name, opened for ``labbrain serve``: with ``allow_update`` or
+    ``watch`` writable (the server is the store's one writer; StoreLocked when another
+    process holds it), else read-only, holding no lock and following a writer's commits
     (:func:`~labbrain.core.open_reading`)."""
-    if allow_update:
+    if allow_update or watch:
         return LabBrain(settings)
     return open_reading(settings)
 
@@ -244,8 +245,11 @@ def serve(
     allow_update: bool = False,
     mcp: bool = False,
     access_log: bool = False,
+    watch: Sequence[str] = (),
 ) -> None:
-    """Serve ``brain`` with uvicorn on the settings' host and port until interrupted."""
+    """Serve ``brain`` with uvicorn on the settings' host and port until interrupted; with
+    ``watch`` (exports and vaults; ``brain`` writable), keep their datasets in line with
+    them meanwhile (:func:`~labbrain.ops.watch.watching`)."""
     import uvicorn
 
     settings = brain.settings
@@ -263,7 +267,10 @@ def serve(
             timeout_graceful_shutdown=5,
             timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )
-        with _signals_end_quietly():
+        with (
+            watching(brain, watch) if watch else contextlib.nullcontext(),
+            _signals_end_quietly(),
+        ):
             uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()

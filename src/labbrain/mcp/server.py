@@ -12,10 +12,10 @@ should read become ``isError`` results with a message saying what to do
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +31,7 @@ from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
 from labbrain.mcp.listing import lean_input, lean_output
 from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
-from labbrain.ops.watch import SourceWatcher, WatchEvent
+from labbrain.ops.watch import watching
 from labbrain.store.local import checked, file_identity, record_checked
 
 log = logging.getLogger("labbrain.mcp")
@@ -167,22 +167,8 @@ def serve_stdio(
             log.info("DATA_PATH %s is already loaded", data_path)
         else:
             log.info("loaded %s: %d nodes into %s", data_path, report.nodes, report.graph)
-    watcher = None
-    if watch and data_path and not read_only:
-        watcher = SourceWatcher(brain, [data_path], on_event=_log_event)
-        threading.Thread(target=watcher.run, name="labbrain-watch", daemon=True).start()
-    elif watch:
+    following = data_path if watch and not read_only else None
+    if watch and not following:
         log.warning("--watch needs DATA_PATH and a writable store; nothing is watched")
-    try:
+    with watching(brain, [following]) if following else contextlib.nullcontext():
         build_server(brain, toolsets, read_only=read_only).run("stdio")
-    finally:
-        if watcher is not None:
-            watcher.stop()
-
-
-def _log_event(event: WatchEvent) -> None:
-    """A watched source's event, in the server's log (stderr)."""
-    if event.report is not None:
-        log.info("reloaded %s: %d nodes in %.2fs", event.source, event.report.nodes, event.seconds)
-    elif event.error is None:
-        log.debug("%s is unchanged", event.source)

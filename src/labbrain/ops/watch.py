@@ -23,11 +23,12 @@ workspace and cache files, other plugins' settings, editors' swap and partial fi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -287,3 +288,34 @@ class VaultFollower:
         )
         if model.usable:
             self._model, self._load_id = model, load_id
+
+
+def log_event(event: WatchEvent) -> None:
+    """A watched source's event, in the process's log (a server's stderr)."""
+    report = event.report
+    if report is not None and report.changed is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in report.changed.items() if v)
+        log.info(
+            "updated %s by part (%s) in %.2fs", event.source, counts or "no change", event.seconds
+        )
+    elif report is not None:
+        log.info("reloaded %s: %d nodes in %.2fs", event.source, report.nodes, event.seconds)
+    elif event.error is None:
+        log.debug("%s is unchanged", event.source)
+
+
+@contextlib.contextmanager
+def watching(
+    brain: LabBrain, sources: Iterable[str], on_event: Callable[[WatchEvent], None] = log_event
+) -> Iterator[SourceWatcher]:
+    """Keep ``sources`` followed (:class:`SourceWatcher`) in a thread of its own for the
+    duration of the block, as a server runs it beside its requests. A source that is not one
+    (no such file, not an export or vault) raises here, before the thread starts."""
+    watcher = SourceWatcher(brain, sources, on_event=on_event)
+    thread = threading.Thread(target=watcher.run, name="labbrain-watch", daemon=True)
+    thread.start()
+    try:
+        yield watcher
+    finally:
+        watcher.stop()
+        thread.join(5)
