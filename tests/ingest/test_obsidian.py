@@ -626,3 +626,102 @@ def test_simple_frontmatter_reads_as_yaml_does() -> None:
         "nodeInstanceId": "019b7c38-b9b8-7bb0-3ec9-597aa61105ea",
     }
     assert simple_frontmatter("links:\n  - a\n") is None  # lists go to YAML
+
+
+# ------------------------------------------------------------------ as the plugin's code does
+def _relations(vault: Path) -> dict[str, Any]:
+    return json.loads((vault / "relations.json").read_text(encoding="utf-8"))
+
+
+def _creators_of_relations(brain: LabBrain) -> set[str]:
+    rows = brain.store.query(
+        "SELECT DISTINCT ?who WHERE { GRAPH ?g { ?r a dgb:RelationInstance ; dct:creator ?who } }"
+    )
+    return {row["who"].value for row in rows}  # type: ignore[union-attr]
+
+
+def test_the_owner_is_the_username_else_the_vault_folder_and_owns_unsigned_relations(
+    lab: Lab, tmp_path: Path, brain: LabBrain
+) -> None:
+    """As the plugin names the vault's account: ``username``, else the vault's folder name
+    (never the account id); a relation without an author is the owner's."""
+    for rel in lab.relations:
+        rel.author_id = None
+    vault = write_vault(lab, tmp_path / "v")
+    settings_path = vault / ".obsidian/plugins/discourse-graphs/data.json"
+    settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    assert all("authorId" not in r for r in _relations(vault)["relations"].values())
+    brain.load(str(vault))
+    assert _creators_of_relations(brain) == {settings["username"]}
+    del settings["username"]
+    settings_path.write_text(json.dumps(settings), encoding="utf-8")
+    report = brain.load(str(vault))
+    assert set(report.creators) == {vault.name}  # the folder's name, not accountLocalId
+    assert _creators_of_relations(brain) == {vault.name}
+
+
+def test_of_a_tentative_copy_and_the_accepted_relation_the_accepted_one_counts(
+    lab: Lab, tmp_path: Path, brain: LabBrain
+) -> None:
+    vault = write_vault(lab, tmp_path / "v")
+    data = _relations(vault)
+    first = next(iter(data["relations"].values()))
+    # An imported, not yet accepted copy of the same relation, written first in the file.
+    copy = dict(first, id="imported-copy", tentative=False)
+    data["relations"] = {"imported-copy": copy, **data["relations"]}
+    (vault / "relations.json").write_text(json.dumps(data), encoding="utf-8")
+    report = brain.load(str(vault))
+    expected = read_by_hand(vault)["relations"]
+    assert report.relations == expected  # the accepted one counts
+    tentative = list(
+        brain.store.query("SELECT ?r WHERE { GRAPH ?g { ?r a lb:TentativeRelation } }")
+    )
+    assert tentative == []
+    assert any("duplicate relations" in w for w in report.warnings)
+
+
+def test_a_legacy_relation_written_as_one_string_is_read(
+    lab: Lab, tmp_path: Path, brain: LabBrain
+) -> None:
+    lab.relations.clear()
+    evidence = next(n for n in lab.nodes if n.type_name == "Evidence")
+    claim = next(n for n in lab.nodes if n.type_name == "Claim")
+    evidence.extra_front[lab.relation_ids["supports"]] = f'"[[{lab.title(claim)}]]"'
+    vault = write_vault(lab, tmp_path / "v")
+    (vault / "relations.json").write_text(
+        json.dumps({"version": 1, "lastModified": 1, "relations": {}})
+    )
+    report = brain.load(str(vault))
+    assert dict(report.relations) == {"supports": 1}
+    status = DiscourseReader(brain).get_claim_status(claim.instance_id or "")
+    assert [s.uid for s in status.supporting] == [evidence.instance_id]
+
+
+def test_a_relation_stored_against_its_allowed_direction_is_loaded_the_other_way(
+    lab: Lab, tmp_path: Path, brain: LabBrain
+) -> None:
+    """A canvas stores a relation drawn from a claim to its evidence as claim -supports->
+    evidence (showing "is supported by"): loaded as evidence supports claim, flagged."""
+    lab.relations.clear()
+    evidence = next(n for n in lab.nodes if n.type_name == "Evidence")
+    claim = next(n for n in lab.nodes if n.type_name == "Claim")
+    vault = write_vault(lab, tmp_path / "v")
+    drawn = {
+        "id": "drawn-backwards",
+        "type": lab.relation_ids["supports"],
+        "source": claim.instance_id,
+        "destination": evidence.instance_id,
+        "created": 1_780_000_000_000,
+    }
+    (vault / "relations.json").write_text(
+        json.dumps({"version": 1, "lastModified": 1, "relations": {"drawn-backwards": drawn}})
+    )
+    report = brain.load(str(vault))
+    assert dict(report.relations) == {"supports": 1}
+    assert any("against their allowed direction" in w for w in report.warnings)
+    status = DiscourseReader(brain).get_claim_status(claim.instance_id or "")
+    assert [s.uid for s in status.supporting] == [evidence.instance_id]
+    flagged = list(
+        brain.store.query("SELECT ?r WHERE { GRAPH ?g { ?r lb:directionReversed true } }")
+    )
+    assert len(flagged) == 1

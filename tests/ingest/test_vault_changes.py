@@ -274,8 +274,28 @@ class Editor:
         return self.rng.choice(edits)()
 
 
+def files_of(vault: Path) -> dict[str, tuple[int, int, int]]:
+    """Every file of the vault (absolute path) with its size, modification time and inode."""
+    found = {}
+    for path in vault.rglob("*"):
+        if path.is_file():
+            info = path.stat()
+            found[str(path)] = (info.st_size, info.st_mtime_ns, info.st_ino)
+    return found
+
+
+def changed_files(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The files created, changed or deleted: what file events name."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_any_edits_by_part_give_what_a_fresh_load_gives(seed: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize("named", [False, True], ids=["read-whole", "files-named"])
+def test_any_edits_by_part_give_what_a_fresh_load_gives(
+    seed: int, named: bool, tmp_path: Path
+) -> None:
+    """``named``: the follower is told which files changed (as file events tell it), and
+    reads edited notes alone; otherwise it reads the vault whole each time."""
     lab = make_lab(seed, nodes=40, relations=60)
     vault = write_vault(lab, tmp_path / "vaults")
     brain = LabBrain(Settings(store=str(tmp_path / "followed")))
@@ -285,12 +305,18 @@ def test_any_edits_by_part_give_what_a_fresh_load_gives(seed: int, tmp_path: Pat
         editor = Editor(lab, vault, random.Random(seed))
         done = []
         for step in range(14):
+            before = files_of(vault)
             done.append(editor.random_edit())
             if step % 2 == 0:
                 done.append(editor.random_edit())  # two edits seen as one change
-            event = follower.sync()
+            paths = changed_files(before, files_of(vault)) if named else None
+            event = follower.sync(paths)
             assert event.outcome in ("changed", "unchanged"), (done, event.error)
             assert_same_as_fresh_load(brain, vault, tmp_path, step)
+        if named:
+            assert follower.reads_by_part > 0  # body edits were read from their files alone
+        else:
+            assert follower.reads_by_part == 0
     finally:
         brain.close()
 
@@ -481,3 +507,30 @@ def test_killed_mid_update_the_dataset_is_before_or_after_and_the_index_agrees(
             fresh.close()
     checked = CliRunner().invoke(main, ["--store", str(store), "check"])
     assert checked.exit_code == 0, checked.output
+
+
+def test_body_edits_named_by_events_are_read_alone_and_give_a_fresh_load(tmp_path: Path) -> None:
+    lab = make_lab(13, nodes=30, relations=30)
+    vault = write_vault(lab, tmp_path / "vaults")
+    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
+    try:
+        follower = VaultFollower(brain, str(vault))
+        follower.sync()
+        editor = Editor(lab, vault, random.Random(13))
+        for step in range(6):
+            before = files_of(vault)
+            editor.edit_body()
+            if step % 2:
+                editor.link_to_missing_title()
+            event = follower.sync(changed_files(before, files_of(vault)))
+            assert event.outcome == "changed"
+            assert follower.reads_by_part == step + 1
+            assert_same_as_fresh_load(brain, vault, tmp_path, step)
+        # A rename is no body edit: read whole, and still right.
+        before = files_of(vault)
+        editor.rename()
+        assert follower.sync(changed_files(before, files_of(vault))).outcome == "changed"
+        assert follower.reads_by_part == 6
+        assert_same_as_fresh_load(brain, vault, tmp_path, 99)
+    finally:
+        brain.close()

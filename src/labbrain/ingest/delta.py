@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +82,8 @@ class _NodePart:
     #: The title keys its content looks up, and whether it names Roam page URLs.
     lookups: frozenset[str]
     urls: bool
+    #: Its title as a wikilink names it (normalised).
+    title_key: str
 
     @property
     def triples(self) -> list[Triple]:
@@ -204,25 +206,50 @@ class DocumentModel:
         self._state = state
 
     # ------------------------------------------------------------------ planning
-    def plan(self, document: JsonObject, *, quads: bool = True) -> GraphChange | None:
+    def plan(
+        self,
+        document: JsonObject,
+        *,
+        quads: bool = True,
+        rewritten: Sequence[JsonObject] | None = None,
+    ) -> GraphChange | None:
         """What ``document`` (the next version) changes, or None when the change cannot be
         followed piece by piece (see the module's doc). Changes nothing here. ``quads``:
         work out the dataset quads (False when they are written otherwise, as by a load).
+        ``rewritten``: the caller knows ``document`` to be the model's version with only
+        these node entries made anew (the same ``@id`` each), and it is not read through.
         Raises ExportFormatError for an entry that is structurally broken."""
         if not self.usable or document.get("@context") != self._context_key:
             return None
         old = self._state
+        if rewritten is not None:
+            node_entries = {key: part.entry for key, part in old.nodes.items()}
+            for entry in rewritten:
+                if entry.get("@id") not in node_entries:
+                    return None
+                node_entries[entry["@id"]] = entry
+            return self._plan(old, old.header, node_entries, None, quads)
         entries = document.get("@graph")
         if not isinstance(entries, list):
             return None
         header: list[JsonObject] = []
-        node_entries: dict[str, JsonObject] = {}
+        node_entries = {}
         relation_entries: dict[str, JsonObject] = {}
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 return None
-            kind = entry_kind(entry, f"@graph[{index}]", self.label)
             key = entry.get("@id")
+            # An entry of the last version (the same object) is of the kind it was.
+            if type(key) is str and key not in node_entries and key not in relation_entries:
+                known_node = old.nodes.get(key)
+                if known_node is not None and known_node.entry is entry:
+                    node_entries[key] = entry
+                    continue
+                known_relation = old.relations.get(key)
+                if known_relation is not None and known_relation.entry is entry:
+                    relation_entries[key] = entry
+                    continue
+            kind = entry_kind(entry, f"@graph[{index}]", self.label)
             if kind in (SCHEMA, RELATION_DEF):
                 header.append(entry)
                 continue
@@ -234,7 +261,18 @@ class DocumentModel:
             held[key] = entry
         if header != old.header:
             return None
+        return self._plan(old, header, node_entries, relation_entries, quads)
 
+    def _plan(
+        self,
+        old: _State,
+        header: list[JsonObject],
+        node_entries: dict[str, JsonObject],
+        relation_entries: dict[str, JsonObject] | None,
+        quads: bool,
+    ) -> GraphChange | None:
+        """The change from ``old`` to a version of these entries (``relation_entries``
+        None: the relation entries of ``old``)."""
         nodes: dict[str, _NodePart] = {}
         changed_nodes: set[str] = set()
         for key, entry in node_entries.items():
@@ -252,7 +290,7 @@ class DocumentModel:
 
         titles: dict[str, str] = {}
         for key, part in nodes.items():
-            titles.setdefault(normalise_title(part.base.title), key)
+            titles.setdefault(part.title_key, key)
         moved = {k for k in titles.keys() | old.titles.keys() if titles.get(k) != old.titles.get(k)}
         relink = set(changed_nodes)
         if moved:
@@ -270,6 +308,11 @@ class DocumentModel:
         relations: dict[str, _RelationPart] = {}
         changed_relations: set[str] = set()
         ends_changed = added_nodes | removed_nodes
+        if relation_entries is None:
+            relation_entries = {key: part.entry for key, part in old.relations.items()}
+            if not ends_changed:
+                relation_entries = {}  # the same relations, of the same nodes
+                relations = old.relations
         for key, entry in relation_entries.items():
             known = old.relations.get(key)
             if (
@@ -378,6 +421,7 @@ class DocumentModel:
             link_rows=[],
             lookups=frozenset(lookups),
             urls="roamresearch.com" in base.content,
+            title_key=normalise_title(base.title),
         )
 
     def _relation_part(self, entry: JsonObject, nodes: dict[str, _NodePart]) -> _RelationPart:

@@ -28,6 +28,7 @@ every relation the store holds.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -35,7 +36,7 @@ import re
 import stat
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -133,10 +134,32 @@ class VaultRead:
     nodes: int = 0
     relations: int = 0
     tentative: int = 0
+    #: What :func:`reread_notes` needs to read some notes again (None: read whole).
+    parts: _Parts | None = field(default=None, repr=False, compare=False)
+    #: For a read by :func:`reread_notes`: the node entries it made anew (the rest of the
+    #: document is the previous read's, the same objects).
+    rewritten: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def data(self) -> bytes:
         """The document as JSON bytes (sorted keys: the same vault gives the same bytes)."""
         return json.dumps(self.document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+
+
+@dataclass
+class _Parts:
+    """How a read made its document: enough to make the entries of some notes again."""
+
+    vault: Path
+    files: FileHash
+    #: Each node note by path, with the place of its entry in the document's ``@graph``.
+    notes: dict[str, tuple[Note, int]]
+    node_iri: dict[str, str]
+    schema_iris: dict[str, str]
+    owner: str | None
+    user_names: dict[str, Any]
+    titles: dict[str, Note]
+    types: dict[str, dict[str, Any]]
+    relation_type_ids: set[str]
 
 
 class _Problems:
@@ -162,6 +185,37 @@ class _Problems:
 
 
 # ------------------------------------------------------------------------------- finding
+class FileHash:
+    """A digest of a set of lines (one per file read): the sum of their SHA-256 values, so
+    that one line can be taken out and another put in without the others."""
+
+    def __init__(self, total: int = 0) -> None:
+        self.total = total
+        #: The value of each line given a key (a note's path).
+        self.lines: dict[str, int] = {}
+
+    @staticmethod
+    def value(line: bytes) -> int:
+        return int.from_bytes(hashlib.sha256(line).digest(), "big")
+
+    def update(self, line: bytes, key: str | None = None) -> None:
+        value = self.value(line)
+        self.total = (self.total + value) % _MODULUS
+        if key is not None:
+            self.lines[key] = value
+
+    def replace(self, key: str, line: bytes) -> None:
+        """Take ``key``'s line out and put ``line`` in its place."""
+        self.total = (self.total - self.lines[key]) % _MODULUS
+        self.update(line, key)
+
+    def hexdigest(self) -> str:
+        return f"{self.total:064x}"
+
+
+_MODULUS = 1 << 256
+
+
 #: A file changed this recently (ns) may change again within the same file-time tick, with
 #: the same size: what is read from it is not reused (as git treats "racy" entries).
 _RACY_NS = 2_000_000_000
@@ -273,7 +327,7 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
     relations file cannot be read as JSON (naming the file and line)."""
     vault = Path(path)
     cache = cache if cache is not None else ReadCache()
-    files = hashlib.sha256()
+    files = FileHash()
     found = settings_file(vault)
     if found is None:
         raise UnusablePath(
@@ -293,7 +347,8 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
         for t in settings.get("discourseRelations") or []
         if isinstance(t, dict) and isinstance(t.get("id"), str)
     ]
-    owner = _text(settings.get("username")) or _text(settings.get("accountLocalId"))
+    # The owner's name as the plugin gives it: the username, else the vault's folder name.
+    owner = _text(settings.get("username")) or vault.resolve().name
     names = settings.get("userNames")
     user_names: dict[str, Any] = names if isinstance(names, dict) else {}
 
@@ -372,24 +427,26 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
 
     titles = _link_targets(notes)
     node_iri = {note.uid: base + "node/" + note.uid for note in notes}
+    entries: dict[str, dict[str, Any]] = {}
     for note in notes:
-        graph.append(
-            _node_entry(
-                note,
-                node_iri[note.uid],
-                schema_iris[note.type_id],
-                owner,
-                user_names,
-                titles,
-                vault,
-                cache,
-            )
+        entries[note.path] = _node_entry(
+            note,
+            node_iri[note.uid],
+            schema_iris[note.type_id],
+            owner,
+            user_names,
+            titles,
+            vault,
+            cache,
         )
+        graph.append(entries[note.path])
 
     relations = _merge_relations(relation_files, vault, cache, files)
     cache.read_done()
-    seen: set[tuple[str, str, str]] = set()
-    accepted = tentative = 0
+    # Each relation whose ends are notes of the vault; of two with one type, source and
+    # destination, the accepted one (an imported copy may sit beside the local relation).
+    candidates: list[tuple[str, dict[str, Any], dict[str, Any], Note, Note, bool]] = []
+    chosen: dict[tuple[str, str, str], int] = {}
     for rid, relation in relations.items():
         rel_type = relation_types.get(str(relation.get("type")))
         if rel_type is None:
@@ -407,18 +464,41 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
                 f"{rid}: {missing}{where}",
             )
             continue
+        along = (source.type_id, rel_type["id"], destination.type_id) in definitions
+        against = (destination.type_id, rel_type["id"], source.type_id) in definitions
+        reversed_ = against and not along
+        if reversed_:
+            # Drawn on a canvas against the allowed direction: the canvas shows it the
+            # other way round (with the complement label) but stores it as drawn.
+            problems.add(
+                "relations stored against their allowed direction (loaded the other way "
+                "round, as the plugin shows them)",
+                f"{rid}: {source.title} {rel_type['label']} {destination.title}",
+            )
+            source, destination = destination, source
         key = (rel_type["id"], source.uid, destination.uid)
-        if key in seen:
+        if key in chosen:
             problems.add("duplicate relations (loaded once)", f"{rid}")
-            continue
-        seen.add(key)
+            if (
+                relation.get("tentative") is not False
+                and candidates[chosen[key]][1].get("tentative") is False
+            ):
+                chosen[key] = len(candidates)  # the accepted one over a tentative copy
+        else:
+            chosen[key] = len(candidates)
+        candidates.append((rid, relation, rel_type, source, destination, reversed_))
+    seen = set(chosen)
+    accepted = tentative = 0
+    for rid, relation, rel_type, source, destination, reversed_ in (
+        candidates[index] for index in sorted(chosen.values())
+    ):
         predicate = definition(rel_type, source, destination)
         ends = (node_iri[source.uid], node_iri[destination.uid])
         entry = cache.entry(
             ("relation", rid),
-            (relation, predicate, *ends, base, user_names),
+            (relation, predicate, *ends, base, user_names, owner, reversed_),
             _relation_entry,
-            *(relation, predicate, *ends, base, rid, user_names),
+            *(relation, predicate, *ends, base, rid, user_names, owner, reversed_),
         )
         if relation.get("tentative") is False:  # the plugin's inverted flag: not accepted
             tentative += 1
@@ -462,6 +542,19 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
         tentative=tentative,
     )
     read.problems = problems.lines()
+    places = {id(entry): index for index, entry in enumerate(graph)}
+    read.parts = _Parts(
+        vault=vault,
+        files=files,
+        notes={note.path: (note, places[id(entries[note.path])]) for note in notes},
+        node_iri=node_iri,
+        schema_iris=schema_iris,
+        owner=owner,
+        user_names=user_names,
+        titles=titles,
+        types=types,
+        relation_type_ids=set(relation_types),
+    )
     if tentative:
         read.notices.append(
             f"{tentative} tentative relation(s) (imported, not accepted in Obsidian) loaded as "
@@ -470,7 +563,7 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
     return read
 
 
-def _json_file(path: Path, vault: Path, cache: ReadCache, files: Any) -> dict[str, Any]:
+def _json_file(path: Path, vault: Path, cache: ReadCache, files: FileHash) -> dict[str, Any]:
     """A JSON object file of the vault; ExportFormatError (file and line) when it is not.
     Its path and content go into ``files`` (a hash)."""
     shown = str(path.relative_to(vault)) if path.is_relative_to(vault) else str(path)
@@ -598,6 +691,8 @@ def _relation_entry(
     base: str,
     rid: str,
     users: dict[str, Any],
+    owner: str | None,
+    reversed_: bool,
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "@id": base + "relation-instance/" + _safe(rid),
@@ -606,7 +701,8 @@ def _relation_entry(
         "source": source,
         "destination": destination,
     }
-    creator = _person(relation.get("authorId"), users) or _text(relation.get("author"))
+    # A relation without an author is the vault owner's, as the plugin counts it.
+    creator = _person(relation.get("authorId"), users) or _text(relation.get("author")) or owner
     if creator:
         entry["creator"] = creator
     created = _millis(relation.get("created"))
@@ -620,6 +716,8 @@ def _relation_entry(
         entry[LB + "importedFrom"] = {"@id": imported}
     if relation.get("tentative") is False:  # the plugin's inverted flag: not accepted
         entry["@type"] = LB + "TentativeRelation"
+    if reversed_:
+        entry[LB + "directionReversed"] = True
     return entry
 
 
@@ -630,7 +728,7 @@ def _walk(
     problems: _Problems,
     max_bytes: int,
     cache: ReadCache,
-    files: Any,
+    files: FileHash,
 ) -> tuple[list[Note], set[str], list[Path]]:
     """The vault's node notes (sorted by path; those ``cache`` keeps), the
     nodeInstanceIds of notes in ``.trash``, and every relations file outside the dot-folders
@@ -673,8 +771,7 @@ def _walk(
             known = cache.get(path, info)
             if known is None:
                 known = _read_note(Path(path), info, inside + name, types, max_bytes, cache)
-            birth = getattr(info, "st_birthtime", "")
-            files.update(f"{inside}{name}\0{info.st_mtime_ns}\0{birth}\0{known.digest}\n".encode())
+            files.update(_note_line(inside + name, info, known.digest), inside + name)
             if known.problem is not None and not in_trash:
                 problems.add(*known.problem)
             if known.value is None:
@@ -691,6 +788,12 @@ def _walk(
     relation_files.sort(key=lambda p: (p.parent != vault, str(p)))
     notes.sort(key=lambda n: n.path)
     return notes, trashed, relation_files
+
+
+def _note_line(relative: str, info: os.stat_result, digest: str) -> bytes:
+    """What the vault's digest takes of a note file: its path, times and content."""
+    birth = getattr(info, "st_birthtime", "")
+    return f"{relative}\0{info.st_mtime_ns}\0{birth}\0{digest}\n".encode()
 
 
 def _rel(path: Path, vault: Path) -> str:
@@ -951,7 +1054,7 @@ def _open_uri(vault: Path, path: str) -> str:
 
 # ------------------------------------------------------------------------------- relations
 def _merge_relations(
-    paths: list[Path], vault: Path, cache: ReadCache, files: Any
+    paths: list[Path], vault: Path, cache: ReadCache, files: FileHash
 ) -> dict[str, dict[str, Any]]:
     """Every relation of the vault's relations files by id (the root file first: it wins on
     the same id, as the plugin merges them)."""
@@ -988,6 +1091,8 @@ def _legacy_relations(
     for note in notes:
         for key, value in note.frontmatter.items():
             rel_type = relation_types.get(key)
+            if isinstance(value, str):
+                value = [value]  # a lone link is written as a string
             if rel_type is None or not isinstance(value, list):
                 continue
             for item in value:
@@ -1012,3 +1117,70 @@ def _legacy_relations(
                 else:
                     found.append((rel_type, note, target, True))
     return found
+
+
+# ------------------------------------------------------------------------------- by part
+def reread_notes(
+    previous: VaultRead, paths: Iterable[str], *, max_bytes: int, cache: ReadCache
+) -> VaultRead | None:
+    """The vault as :func:`read_vault` would read it now, made from ``previous`` when only
+    the node notes at ``paths`` (absolute) changed, and only in their body, their times or
+    their authorship: the same title, node type and ids, no YAML problem, no legacy relation
+    list, no nodeInstanceId shared with another note. None otherwise (a new, deleted, renamed
+    or retyped note, or any other file): the caller reads the vault whole. Reads only the
+    files at ``paths``; the caller must name every file that changed."""
+    parts = previous.parts
+    if parts is None:
+        return None
+    root = str(parts.vault) + os.sep
+    graph = list(previous.document["@graph"])
+    rewritten: dict[int, dict[str, Any]] = {}
+    notes = dict(parts.notes)
+    files = FileHash(parts.files.total)
+    files.lines = dict(parts.files.lines)
+    for path in dict.fromkeys(paths):
+        relative = path[len(root) :].replace(os.sep, "/") if path.startswith(root) else None
+        held = notes.get(relative) if relative is not None else None
+        if relative is None or held is None:
+            return None
+        old, place = held
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None  # deleted or moved
+        known = cache.get(path, info)
+        if known is None:
+            known = _read_note(Path(path), info, relative, parts.types, max_bytes, cache)
+        note = known.value
+        if known.problem is not None or note is None:
+            return None
+        same = ("instance_id", "imported_rid", "imported", "type_id", "title", "path")
+        if any(getattr(note, name) != getattr(old, name) for name in same):
+            return None
+        if old.uid != (old.instance_id or _path_uid(old.path)):
+            return None  # one of two notes with one nodeInstanceId
+        if parts.relation_type_ids & (set(note.frontmatter) | set(old.frontmatter)):
+            return None  # a legacy relation list
+        note.uid = old.uid
+        graph[place] = rewritten[place] = _node_entry(
+            note,
+            parts.node_iri[note.uid],
+            parts.schema_iris[note.type_id],
+            parts.owner,
+            parts.user_names,
+            parts.titles,
+            parts.vault,
+            cache,
+        )
+        notes[relative] = (note, place)
+        files.replace(relative, _note_line(relative, info, known.digest))
+    read = dataclasses.replace(
+        previous,
+        document={**previous.document, "@graph": graph},
+        digest=files.hexdigest(),
+        problems=list(previous.problems),
+        notices=list(previous.notices),
+    )
+    read.parts = dataclasses.replace(parts, files=files, notes=notes)
+    read.rewritten = list(rewritten.values())
+    return read

@@ -42,7 +42,14 @@ from labbrain.ingest.load import (
     read_input,
     vault_input,
 )
-from labbrain.ingest.obsidian import PLUGIN_FOLDER, ReadCache, VaultRead, read_vault, settings_file
+from labbrain.ingest.obsidian import (
+    PLUGIN_FOLDER,
+    ReadCache,
+    VaultRead,
+    read_vault,
+    reread_notes,
+    settings_file,
+)
 from labbrain.store.ontology import vocabulary
 
 log = logging.getLogger(__name__)
@@ -52,6 +59,9 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 400
 #: How long after a load a polled source is checked again (see SourceWatcher.run).
 POLL_RECHECK_SECONDS = 1.2
+#: A followed vault is read whole at least this often (s), even when file events name the
+#: files that changed: an event lost (an overflowing queue) is made good within that time.
+WHOLE_READ_SECONDS = 300.0
 #: File names (endings) that are partial or temporary files of editors and browsers.
 _PARTIAL = (".tmp", ".part", ".crdownload", ".download", ".swp", ".swx", "~")
 
@@ -123,12 +133,13 @@ class SourceWatcher:
         return self._started.wait(timeout)
 
     # ------------------------------------------------------------------ work
-    def sync(self, source: str) -> WatchEvent:
-        """Bring ``source``'s dataset in line with it, unless the store holds it as it is."""
+    def sync(self, source: str, paths: Iterable[str] | None = None) -> WatchEvent:
+        """Bring ``source``'s dataset in line with it, unless the store holds it as it is
+        (``paths``: the files of a vault that changed, when the events named them all)."""
         started = time.perf_counter()
         try:
             if source in self._vaults:
-                event = self._vaults[source].sync()
+                event = self._vaults[source].sync(paths)
             else:
                 read = read_input(source, self.brain.settings)
                 loaded = {dataset["sourceDigest"] for dataset in self.brain.datasets()}
@@ -182,8 +193,11 @@ class SourceWatcher:
                     due = {s for s, at in recheck.items() if at <= now}
                     for source in due:
                         del recheck[source]
-                    for source in due | set(self._touched({path for _, path in batch})):
-                        self.sync(source)
+                    changed = {path for _, path in batch}
+                    for source in due | set(self._touched(changed)):
+                        # A polled source, or one checked again, is read whole.
+                        named = None if polling or source in due else changed
+                        self.sync(source, named)
                         if polling:
                             # Polling compares modification times to the second: a second
                             # save within the second of the one just loaded would not show.
@@ -244,23 +258,53 @@ class VaultFollower:
         self._model: DocumentModel | None = None
         #: The load the model is of (its dataset as that load left it).
         self._load_id: str | None = None
+        #: The vault as last read, and when it was last read whole.
+        self._read: VaultRead | None = None
+        self._whole_at = 0.0
+        #: How many syncs read only the files named (the rest read the vault whole).
+        self.reads_by_part = 0
 
-    def sync(self) -> WatchEvent:
+    def sync(self, paths: Iterable[str] | None = None) -> WatchEvent:
         """Read the vault; write what changed since the last sync (by part when the model
-        follows it, else the whole vault), or nothing when the store holds it as it is."""
+        follows it, else the whole vault), or nothing when the store holds it as it is.
+        ``paths``: every file changed since the last sync, when the caller knows them (file
+        events): edits of notes' bodies are then read from those files alone. The vault is
+        read whole anyway when it was not for :data:`WHOLE_READ_SECONDS` (events can be
+        lost)."""
         with collection_paused():  # tens of thousands of objects made, none in a cycle
-            return self._sync()
+            return self._sync(paths)
 
-    def _sync(self) -> WatchEvent:
+    def _read_vault(self, paths: Iterable[str] | None) -> VaultRead:
         settings = self.brain.settings
-        vault = read_vault(self.source, max_bytes=settings.max_input_bytes, cache=self._cache)
+        due = time.monotonic() - self._whole_at > WHOLE_READ_SECONDS
+        if paths is not None and self._read is not None and not due:
+            read = reread_notes(
+                self._read, paths, max_bytes=settings.max_input_bytes, cache=self._cache
+            )
+            if read is not None:
+                self.reads_by_part += 1
+                return read
+        read = read_vault(self.source, max_bytes=settings.max_input_bytes, cache=self._cache)
+        self._whole_at = time.monotonic()
+        return read
+
+    def _sync(self, paths: Iterable[str] | None) -> WatchEvent:
+        try:
+            return self._bring_in_line(self._read_vault(paths))
+        except BaseException:
+            self._read = None  # read whole next time: the model may be of another read
+            raise
+
+    def _bring_in_line(self, vault: VaultRead) -> WatchEvent:
         held = {row["sourceDigest"]: row for row in self.brain.datasets()}.get(vault.digest)
         if held is not None:
             if self._load_id != held["loadId"]:
                 self._follow(vault, held["graph"], held["loadId"])
+            self._read = vault
             return WatchEvent(self.source, "unchanged")
         if self._model is not None and self._load_id is not None:
-            change = self._model.plan(vault.document)
+            # Notes read alone were made from the read the model is of (see _read_vault).
+            change = self._model.plan(vault.document, rewritten=vault.rewritten)
             if change is not None:
                 try:
                     report = self.brain.apply_change(
@@ -271,10 +315,12 @@ class VaultFollower:
                 else:
                     self._model.commit(change)
                     self._load_id = report.load_id
+                    self._read = vault
                     return WatchEvent(self.source, "changed", report=report)
-        self._model = self._load_id = None
+        self._model = self._load_id = self._read = None
         report = self.brain.load(self.source, read=vault_input(vault))
         self._follow(vault, report.graph, report.load_id)
+        self._read = vault
         return WatchEvent(self.source, "loaded", report=report)
 
     def _follow(self, vault: VaultRead, graph: str, load_id: str) -> None:
