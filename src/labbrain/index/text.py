@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS nodes (
 CREATE INDEX IF NOT EXISTS nodes_uid ON nodes (uid);
 CREATE INDEX IF NOT EXISTS nodes_iri ON nodes (iri);
 CREATE INDEX IF NOT EXISTS nodes_creator ON nodes (creator, created DESC, iri);
+-- covers a creator's contributions (count, first and last by type) of one graph
+CREATE INDEX IF NOT EXISTS nodes_contributions ON nodes (graph, creator, node_type, created);
 CREATE TABLE IF NOT EXISTS contributions (
     graph TEXT NOT NULL,
     creator TEXT NOT NULL,
