@@ -102,6 +102,8 @@ class SourceInput:
     digest: str
     problems: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
+    #: The input already decoded (a vault's document), for the load to take as it is.
+    parsed: jsonld.JsonInput | None = None
 
 
 #: The format name of an Obsidian vault kept by the Discourse Graphs plugin (a directory).
@@ -407,19 +409,21 @@ def read_input(
     its bytes already) and hash it: once per load."""
     fmt_name = detect_format(source, fmt)
     if fmt_name == VAULT:
-        return vault_input(obsidian.read_vault(source, max_bytes=settings.max_input_bytes))
+        return vault_input(obsidian.read_vault(source, max_bytes=settings.max_input_bytes), source)
     raw = data if data is not None else read_source(source, settings)
     return SourceInput(raw, fmt_name, hashlib.sha256(raw).hexdigest())
 
 
-def vault_input(vault: obsidian.VaultRead) -> SourceInput:
-    """The input a vault read gives a load."""
+def vault_input(vault: obsidian.VaultRead, source: str = "") -> SourceInput:
+    """The input a vault read gives a load (its document decoded already)."""
+    parsed = vault.json_input(source)
     return SourceInput(
-        vault.data(),
+        parsed.data or b"",
         VAULT,
         vault.digest,
         problems=tuple(vault.problems),
         notices=tuple(vault.notices),
+        parsed=parsed,
     )
 
 
@@ -470,16 +474,26 @@ def context_variant(context: dict[str, Any]) -> str:
 
 
 def prepare(
-    data: bytes, source: str, fmt: str, settings: Settings, *, fast: bool = True
+    data: bytes,
+    source: str,
+    fmt: str,
+    settings: Settings,
+    *,
+    fast: bool = True,
+    parsed: jsonld.JsonInput | None = None,
 ) -> Prepared:
     """Understand an input and say what to write. Raises InputError subclasses.
 
     With ``fast`` (and the native engine), a discourse-graph export's ``@graph`` is not
     decoded here: it goes to the store as text and is decoded by the analysis, in parallel.
+    ``parsed``: a vault's document as the reader made it (not decoded again).
     """
     if fmt == VAULT:
         # The vault as read: an export-shaped document, loaded as an export is.
-        prepared = prepare(data, source, "jsonld", settings, fast=fast)
+        if parsed is not None and settings.jsonld_engine == "native":
+            prepared = _prepare_export(parsed, source, settings, "vault")
+        else:
+            prepared = prepare(data, source, "jsonld", settings, fast=fast)
         prepared.kind = VAULT_KIND
         prepared.slug_hint = slugify(Path(source).resolve().name) or "vault"
         return prepared
@@ -751,7 +765,7 @@ def load_source(
         if settings.strict_load and read.problems:
             raise ExportFormatError(source, "strict load refused: " + "; ".join(read.problems))
         step("repair_context")
-        prepared = prepare(read.data, source, read.fmt, settings)
+        prepared = prepare(read.data, source, read.fmt, settings, parsed=read.parsed)
         prepared.warnings = list(read.problems)
         entries = prepared.entries
         load_id = load_id or uuid.uuid4().hex

@@ -46,6 +46,7 @@ from urllib.parse import quote
 import yaml
 
 from labbrain.errors import ExportFormatError, UnusablePath
+from labbrain.ingest.jsonld import JsonInput
 from labbrain.rdf.namespaces import LB, slugify
 
 #: The plugin's settings, under the vault's config folder.
@@ -141,8 +142,28 @@ class VaultRead:
     rewritten: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def data(self) -> bytes:
-        """The document as JSON bytes (sorted keys: the same vault gives the same bytes)."""
-        return json.dumps(self.document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        """The document as JSON bytes (the same vault gives the same bytes: the reader makes
+        the document in one order)."""
+        return self.json_input("").data or b""
+
+    def json_input(self, label: str) -> JsonInput:
+        """The document as a decoded JSON input (its bytes, and the span of its ``@graph``),
+        for a load to take as it is instead of decoding the bytes again."""
+        head = (
+            '{"@context":'
+            + json.dumps(self.document["@context"], ensure_ascii=False)
+            + ',"@id":'
+            + json.dumps(self.document["@id"], ensure_ascii=False)
+            + ',"@graph":'
+        )
+        text = head + json.dumps(self.document["@graph"], ensure_ascii=False) + "}"
+        return JsonInput(
+            value=self.document,
+            text=text,
+            label=label,
+            spans={"@graph": (len(head), len(text) - 1)},
+            data=text.encode("utf-8"),
+        )
 
 
 @dataclass

@@ -318,7 +318,7 @@ class VaultFollower:
                     self._read = vault
                     return WatchEvent(self.source, "changed", report=report)
         self._model = self._load_id = self._read = None
-        report = self.brain.load(self.source, read=vault_input(vault))
+        report = self.brain.load(self.source, read=vault_input(vault, self.source))
         self._follow(vault, report.graph, report.load_id)
         self._read = vault
         return WatchEvent(self.source, "loaded", report=report)
