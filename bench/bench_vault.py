@@ -195,7 +195,8 @@ def render(result: Record) -> str:
         "Loads run in fresh child processes, timed around `LabBrain.load` only. The watch runs "
         "in-process: latency is from the save to the watcher's report of the update (the "
         "change is committed and searchable then; a search checks it), so it includes the "
-        "watcher's 0.4 s quiet period. The CPU per update is the process's (every thread, "
+        "watcher's wait for the files to be quiet (50 ms; 0.4 s at most). The CPU per update "
+        "is the process's (every thread, "
         "the search engine's writer threads included) from the save to that report, while "
         "the main thread waits idle. Events "
         + ("were polled." if watch["polling"] else "came from the file system (inotify).")

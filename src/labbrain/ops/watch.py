@@ -54,7 +54,8 @@ from labbrain.store.ontology import vocabulary
 
 log = logging.getLogger(__name__)
 
-#: Quiet time (ms) after the last event before a change is applied: a save of many files,
+#: How long (ms) events are gathered into one change at most: events come as one change once
+#: the files have been quiet for 50 ms (``step``), or after this long; a save of many files,
 #: or an export written in several chunks, is one change.
 DEBOUNCE_MS = 400
 #: How long after a load a polled source is checked again (see SourceWatcher.run).
