@@ -60,14 +60,16 @@ def clean_env() -> dict[str, str]:
 
 def new_version(export: Path, target: Path, seed: int) -> list[tuple[str, str]]:
     """Write ``export`` with :data:`PROBES` page titles marked to ``target``; return the
-    probes' (uid, old title)."""
+    probes' (uid, IRI)."""
     document = json.loads(export.read_text(encoding="utf-8"))
+    pages_base = document["@context"]["pages"]
     pages = [e for e in document["@graph"] if isinstance(e, dict) and "title" in e]
     probes = random.Random(seed).sample(pages, PROBES)
     for page in probes:
         page["title"] = page["title"] + MARK
     target.write_text(json.dumps(document), encoding="utf-8")
-    return [(p["@id"].split(":", 1)[-1], p["title"][: -len(MARK)]) for p in probes]
+    uids = [p["@id"].split(":", 1)[-1] for p in probes]
+    return [(uid, pages_base + uid) for uid in uids]
 
 
 @dataclass
@@ -122,10 +124,10 @@ async def read_loop(
 ) -> None:
     """Call the tools until this client has seen the new dataset ``enough`` times."""
     rng = random.Random(id(log))
-    titles = ", ".join(json.dumps(title + MARK) for _, title in probes)
+    nodes = " ".join(f"<{iri}>" for _, iri in probes)
     count_query = (
-        "SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE { ?n <http://purl.org/dc/terms/title> ?t "
-        f"FILTER(?t IN ({titles})) }}"
+        f"SELECT (COUNT(DISTINCT ?n) AS ?c) WHERE {{ VALUES ?n {{ {nodes} }} "
+        f"?n <http://purl.org/dc/terms/title> ?t FILTER(STRENDS(?t, {json.dumps(MARK)})) }}"
     )
     while log.new_answers < enough:
         if len(log.errors) > MAX_ERRORS:
