@@ -700,6 +700,14 @@ def watch(ctx: Context, paths: tuple[str, ...], poll: bool, as_json: bool) -> No
             if event.error is not None:
                 record["error"] = event.error
             out.print_json(json.dumps(record), indent=None)
+        elif event.report is not None and event.report.changed is not None:
+            counts = event.report.changed
+            out.print(
+                f"{event.source}: updated by part, nodes +{counts['nodesAdded']} "
+                f"~{counts['nodesEdited']} -{counts['nodesRemoved']}, relations "
+                f"+{counts['relationsAdded']} -{counts['relationsRemoved']} "
+                f"in {event.seconds:.2f}s"
+            )
         elif event.report is not None:
             report = event.report
             out.print(

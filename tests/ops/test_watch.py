@@ -180,7 +180,8 @@ def test_labbrain_watch_reports_each_load(tmp_path: Path) -> None:
             event = json.loads(process.stdout.readline())
             if event["outcome"] != "unchanged":
                 break
-        assert event["outcome"] == "loaded"
+        assert event["outcome"] == "changed"  # a vault edit is written by part
+        assert event["report"]["changed"]["nodesEdited"] == 1
     finally:
         process.terminate()
         process.wait(PATIENCE)
@@ -252,3 +253,29 @@ def test_serve_watch_refuses_what_is_no_source_before_serving(tmp_path: Path) ->
     [line] = result.stderr.strip().splitlines()
     assert "not a Discourse Graphs vault" in line
     assert not (tmp_path / "store").exists()  # refused before the store was opened
+
+
+@pytest.mark.subprocess
+def test_labbrain_watch_says_what_an_update_by_part_changed(tmp_path: Path) -> None:
+    lab = make_lab(8, nodes=6, relations=4)
+    vault = write_vault(lab, tmp_path / "v")
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from labbrain.cli import main; main()",
+         "--store", str(tmp_path / "s"), "watch", str(vault)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert ": loaded, 6 nodes" in process.stdout.readline()
+        note = vault / note_path(lab, lab.nodes[0])
+        note.write_text(note.read_text() + "\nmore\n")
+        while True:  # the check when the watch began may report "unchanged" first
+            line = process.stdout.readline()
+            if not line.rstrip().endswith(": unchanged"):
+                break
+        assert ": updated by part, nodes +0 ~1 -0, relations +0 -0 in " in line
+    finally:
+        process.terminate()
+        process.wait(PATIENCE)
