@@ -30,6 +30,8 @@ from labbrain.store.local import open_store
 #: file systems stamp times from a clock that ticks every few milliseconds, so a file created
 #: within the same tick as an earlier listing leaves the directory's times unchanged.
 RACY_NS = 1_000_000_000
+#: How many times a view is opened before an error opening it is the caller's.
+OPEN_ATTEMPTS = 3
 
 
 #: RocksDB files never written in place: tables and blobs (written once), options files and
@@ -110,12 +112,24 @@ class Snapshot:
         # The stamp is taken before opening: a write in between makes the next call reopen
         # (harmless), never leaves a stale view behind.
         with self._lock:
-            stamp = self.watch.stamp()
-            if self._store is None or stamp != self._stamp:
-                # The old view is dropped, not closed: a reader in another thread may still
-                # be using it (the last reference gone, it closes).
-                self._store = open_store(self.location, read_only=True)
+            for attempt in range(OPEN_ATTEMPTS):
+                stamp = self.watch.stamp()
+                if self._store is not None and stamp == self._stamp:
+                    break
+                try:
+                    # The old view is dropped, not closed: a reader in another thread may
+                    # still be using it (the last reference gone, it closes).
+                    self._store = open_store(self.location, read_only=True)
+                except OSError:
+                    # A file the open was reading went with a commit of the writer (its
+                    # journal's snapshot); the store as it is now opens on the next try.
+                    if attempt == OPEN_ATTEMPTS - 1:
+                        raise
+                    time.sleep(0.05)
+                    continue
                 self._stamp = stamp
+                break
+            assert self._store is not None
             return self._store
 
     def current(self) -> QuadStore | None:
