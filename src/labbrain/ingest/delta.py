@@ -335,38 +335,32 @@ class DocumentModel:
         rows: Counter[LinkRow] = Counter()
         touched_nodes = relink | removed_nodes
         touched_relations = changed_relations | removed_relations
-        for key in touched_nodes:
-            if key in old.nodes:
-                derived.subtract(old.nodes[key].triples)
-                rows.subtract(old.nodes[key].rows)
-            if key in nodes:
-                derived.update(nodes[key].triples)
-                rows.update(nodes[key].rows)
-        for key in touched_relations:
-            if key in old.relations:
-                derived.subtract(old.relations[key].triples)
-                rows.subtract(old.relations[key].rows)
-            if key in relations:
-                derived.update(relations[key].triples)
-                rows.update(relations[key].rows)
+        kinds: list[tuple[dict[str, Any], dict[str, Any], set[str], set[str]]] = [
+            (old.nodes, nodes, touched_nodes, changed_nodes | removed_nodes),
+            (old.relations, relations, touched_relations, touched_relations),
+        ]
+        for before_parts, after_parts, touched, _ in kinds:
+            for key in touched:
+                if key in before_parts:
+                    derived.subtract(before_parts[key].triples)
+                    rows.subtract(before_parts[key].rows)
+                if key in after_parts:
+                    derived.update(after_parts[key].triples)
+                    rows.update(after_parts[key].rows)
         triples_gone, triples_new = _transitions(old.derived, derived)
         rows_gone, rows_new = _transitions(old.rows, rows)
 
         remove = [self._quad(t) for t in triples_gone]
         add = [self._quad(t) for t in triples_new]
         if quads:
+            # The entries made anew, as they were and as they are.
             changed_entries = [
                 (
-                    old.nodes[k].entry if k in old.nodes else None,
-                    nodes[k].entry if k in nodes else None,
+                    before_parts[k].entry if k in before_parts else None,
+                    after_parts[k].entry if k in after_parts else None,
                 )
-                for k in changed_nodes | removed_nodes
-            ] + [
-                (
-                    old.relations[k].entry if k in old.relations else None,
-                    relations[k].entry if k in relations else None,
-                )
-                for k in changed_relations | removed_relations
+                for before_parts, after_parts, _, changed in kinds
+                for k in changed
             ]
             before_quads = set(self._entry_quads([b for b, _ in changed_entries if b is not None]))
             after_quads = set(self._entry_quads([a for _, a in changed_entries if a is not None]))
