@@ -381,6 +381,22 @@ def _loadavg() -> str | None:
         return None
 
 
+def run_lines(result: Record) -> list[str]:
+    """The lines that open a result page: when, which command, on what machine and at which
+    commit (``result`` holds ``date``, ``wall_seconds``, ``command``, ``machine`` from
+    :func:`machine_info` and ``source`` from :func:`source_revision`)."""
+    machine = result["machine"]
+    return [
+        f"- Date: {result['date']}; {result['wall_seconds']:.0f} s in all",
+        f"- Command: `{result['command']}`",
+        f"- CPU: {machine['cpu']}; {machine['cores']} cores; RAM {machine['ram_gb']:.1f} GB",
+        f"- OS: {machine['os']}; Python {machine['python']}; labbrain "
+        f"{machine['versions']['labbrain']}, pyoxigraph {machine['versions']['pyoxigraph']}; "
+        f"source commit {(result['source'].get('commit') or 'unknown')[:12]}"
+        + (" (src modified)" if result["source"].get("src_modified") else ""),
+    ]
+
+
 def source_revision() -> Record:
     """The git commit of the source tree and whether ``src/`` has uncommitted changes."""
     root = BENCH_DIR.parent

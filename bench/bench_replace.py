@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_load import ensure_export, machine_info, source_revision
+from bench_load import ensure_export, machine_info, run_lines, source_revision
 from results_file import write_result
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -206,17 +206,10 @@ async def run_clients(
 
 
 def render(result: Record) -> str:
-    machine = result["machine"]
     lines = [
         "# An export replaced while MCP clients read",
         "",
-        f"- Date: {result['date']}; {result['wall_seconds']:.0f} s in all",
-        f"- Command: `{result['command']}`",
-        f"- CPU: {machine['cpu']}; {machine['cores']} cores; RAM {machine['ram_gb']:.1f} GB",
-        f"- OS: {machine['os']}; Python {machine['python']}; labbrain "
-        f"{machine['versions']['labbrain']}, pyoxigraph {machine['versions']['pyoxigraph']}; "
-        f"source commit {(result['source'].get('commit') or 'unknown')[:12]}"
-        + (" (src modified)" if result["source"].get("src_modified") else ""),
+        *run_lines(result),
         f"- Export: {result['nodes']:,} nodes ({result['export_mb']:.0f} MB); the new version "
         f"retitles {PROBES} probe nodes",
         "",

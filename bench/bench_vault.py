@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench_load import machine_info, source_revision
+from bench_load import machine_info, run_lines, source_revision
 from generate_vault import make_lab, note_path, roam_export, write_vault
 from results_file import write_result
 
@@ -163,18 +163,11 @@ def measure_watch(vault: Path, edits: int, tmp: Path) -> Record:
 
 
 def render(result: Record) -> str:
-    machine = result["machine"]
     load, watch = result["load"], result["watch"]
     lines = [
         "# Vault benchmark",
         "",
-        f"- Date: {result['date']}; {result['wall_seconds']:.0f} s in all",
-        f"- Command: `{result['command']}`",
-        f"- CPU: {machine['cpu']}; {machine['cores']} cores; RAM {machine['ram_gb']:.1f} GB",
-        f"- OS: {machine['os']}; Python {machine['python']}; labbrain "
-        f"{machine['versions']['labbrain']}, pyoxigraph {machine['versions']['pyoxigraph']}; "
-        f"source commit {(result['source'].get('commit') or 'unknown')[:12]}"
-        + (" (src modified)" if result["source"].get("src_modified") else ""),
+        *run_lines(result),
         f"- Vault: {result['nodes']:,} notes of about {result['words']} words, about "
         f"{result['relations']:,} relations; the Roam export of the same graph beside it",
         "",
