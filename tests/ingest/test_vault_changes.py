@@ -14,6 +14,8 @@ import random
 import shutil
 import signal
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +276,23 @@ class Editor:
         return self.rng.choice(edits)()
 
 
+@contextmanager
+def followed_vault(
+    tmp_path: Path, seed: int, nodes: int, relations: int
+) -> Iterator[tuple[Lab, Path, LabBrain, VaultFollower]]:
+    """The vault of ``make_lab(seed, nodes, relations)`` and a store following it, loaded
+    whole once; the store is closed at the end."""
+    lab = make_lab(seed, nodes=nodes, relations=relations)
+    vault = write_vault(lab, tmp_path / "vaults")
+    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
+    try:
+        follower = VaultFollower(brain, str(vault))
+        assert follower.sync().outcome == "loaded"
+        yield lab, vault, brain, follower
+    finally:
+        brain.close()
+
+
 def files_of(vault: Path) -> dict[str, tuple[int, int, int]]:
     """Every file of the vault (absolute path) with its size, modification time and inode."""
     found = {}
@@ -296,12 +315,7 @@ def test_any_edits_by_part_give_what_a_fresh_load_gives(
 ) -> None:
     """``named``: the follower is told which files changed (as file events tell it), and
     reads edited notes alone; otherwise it reads the vault whole each time."""
-    lab = make_lab(seed, nodes=40, relations=60)
-    vault = write_vault(lab, tmp_path / "vaults")
-    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
-    try:
-        follower = VaultFollower(brain, str(vault))
-        assert follower.sync().outcome == "loaded"
+    with followed_vault(tmp_path, seed, 40, 60) as (lab, vault, brain, follower):
         editor = Editor(lab, vault, random.Random(seed))
         done = []
         for step in range(14):
@@ -317,17 +331,10 @@ def test_any_edits_by_part_give_what_a_fresh_load_gives(
             assert follower.reads_by_part > 0  # body edits were read from their files alone
         else:
             assert follower.reads_by_part == 0
-    finally:
-        brain.close()
 
 
 def test_a_change_by_part_records_what_it_changed(tmp_path: Path) -> None:
-    lab = make_lab(11, nodes=20, relations=20)
-    vault = write_vault(lab, tmp_path / "vaults")
-    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
-    try:
-        follower = VaultFollower(brain, str(vault))
-        follower.sync()
+    with followed_vault(tmp_path, 11, 20, 20) as (lab, vault, brain, follower):
         editor = Editor(lab, vault, random.Random(5))
         editor.edit_body()
         editor.add_note()
@@ -350,42 +357,26 @@ def test_a_change_by_part_records_what_it_changed(tmp_path: Path) -> None:
             and q.subject.value.startswith(f"urn:labbrain:change:{event.report.load_id}/n/")
         )
         assert kinds == ["added", "edited", "removed"]
-    finally:
-        brain.close()
 
 
 def test_a_settings_change_loads_the_vault_whole(tmp_path: Path) -> None:
-    lab = make_lab(4, nodes=10, relations=10)
-    vault = write_vault(lab, tmp_path / "vaults")
-    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
-    try:
-        follower = VaultFollower(brain, str(vault))
-        follower.sync()
+    with followed_vault(tmp_path, 4, 10, 10) as (_, vault, brain, follower):
         settings = vault / ".obsidian/plugins/discourse-graphs/data.json"
         data = json.loads(settings.read_text(encoding="utf-8"))
         data["relationTypes"][0]["label"] = "strongly supports"
         settings.write_text(json.dumps(data), encoding="utf-8")
         assert follower.sync().outcome == "loaded"
         assert_same_as_fresh_load(brain, vault, tmp_path, 0)
-    finally:
-        brain.close()
 
 
 def test_another_load_in_between_makes_the_next_change_a_whole_load(tmp_path: Path) -> None:
-    lab = make_lab(5, nodes=10, relations=10)
-    vault = write_vault(lab, tmp_path / "vaults")
-    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
-    try:
-        follower = VaultFollower(brain, str(vault))
-        follower.sync()
+    with followed_vault(tmp_path, 5, 10, 10) as (lab, vault, brain, follower):
         editor = Editor(lab, vault, random.Random(2))
         editor.edit_body()
         brain.load(str(vault))  # another writer's load: the model is of an older load
         editor.edit_body()
         assert follower.sync().outcome == "loaded"
         assert_same_as_fresh_load(brain, vault, tmp_path, 0)
-    finally:
-        brain.close()
 
 
 def test_the_model_refuses_what_it_does_not_follow(tmp_path: Path) -> None:
@@ -510,12 +501,7 @@ def test_killed_mid_update_the_dataset_is_before_or_after_and_the_index_agrees(
 
 
 def test_body_edits_named_by_events_are_read_alone_and_give_a_fresh_load(tmp_path: Path) -> None:
-    lab = make_lab(13, nodes=30, relations=30)
-    vault = write_vault(lab, tmp_path / "vaults")
-    brain = LabBrain(Settings(store=str(tmp_path / "followed")))
-    try:
-        follower = VaultFollower(brain, str(vault))
-        follower.sync()
+    with followed_vault(tmp_path, 13, 30, 30) as (lab, vault, brain, follower):
         editor = Editor(lab, vault, random.Random(13))
         for step in range(6):
             before = files_of(vault)
@@ -532,5 +518,3 @@ def test_body_edits_named_by_events_are_read_alone_and_give_a_fresh_load(tmp_pat
         assert follower.sync(changed_files(before, files_of(vault))).outcome == "changed"
         assert follower.reads_by_part == 6
         assert_same_as_fresh_load(brain, vault, tmp_path, 99)
-    finally:
-        brain.close()
