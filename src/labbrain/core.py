@@ -22,7 +22,6 @@ from labbrain.errors import (
     InputError,
     QueryNotAllowed,
     QuerySyntaxError,
-    StaleDataset,
     StoreLocked,
 )
 from labbrain.index import hybrid
@@ -30,7 +29,14 @@ from labbrain.index.refreshing import RefreshingTextIndex
 from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ingest.delta import GraphChange
-from labbrain.ingest.load import LoadReport, Progress, SourceInput, load_source, write_change
+from labbrain.ingest.load import (
+    LoadReport,
+    Progress,
+    SourceInput,
+    check_loaded_as,
+    load_source,
+    write_change,
+)
 from labbrain.ingest.obsidian import VaultRead
 from labbrain.rdf.namespaces import ONTOLOGY_GRAPH, SYSTEM_GRAPH, graph_iri, is_listed_graph
 from labbrain.rdf.sparql_policy import check_update, looks_like_update
@@ -174,9 +180,7 @@ class LabBrain:
         index no longer matches the store's load record and is re-synced from the store.
         Raises StaleDataset, changing nothing, when another load replaced the dataset."""
         started = time.perf_counter()
-        current = {row["graph"]: row["loadId"] for row in self.datasets()}
-        if current.get(change.graph) != expected_load:
-            raise StaleDataset(change.graph, expected_load, current.get(change.graph))
+        check_loaded_as(self.store, change.graph, expected_load)  # before the index changes
         load_id = uuid.uuid4().hex
         try:
             self.index.apply_changes(

@@ -936,6 +936,19 @@ def _load_prepared(
 
 
 # ---------------------------------------------------------------------------- changes by part
+def check_loaded_as(store: QuadStore, graph: str, expected_load: str) -> list[Quad]:
+    """The load record of ``graph``, when load ``expected_load`` wrote it; StaleDataset
+    (naming the load that did, if any) otherwise."""
+    record = list(store.quads(SYSTEM_GRAPH, NamedNode(graph)))
+    found = next(
+        (getattr(q.object, "value", None) for q in record if q.predicate.value == LB + "loadId"),
+        None,
+    )
+    if found != expected_load:
+        raise StaleDataset(graph, expected_load, found)
+    return record
+
+
 def write_change(
     store: QuadStore,
     source: str,
@@ -951,11 +964,8 @@ def write_change(
     so readers see the dataset before or after it. Raises StaleDataset, changing nothing,
     when the graph is no longer as ``expected_load`` left it."""
     graph = change.graph
-    subject = NamedNode(graph)
-    record = list(store.quads(SYSTEM_GRAPH, subject))
+    record = check_loaded_as(store, graph, expected_load)
     facts = {q.predicate.value: getattr(q.object, "value", "") for q in record}
-    if facts.get(LB + "loadId") != expected_load:
-        raise StaleDataset(graph, expected_load, facts.get(LB + "loadId"))
     quads = int(facts.get(LB + "quadCount", "0")) - len(change.remove) + len(change.add)
     export_id = vault.document.get("@id")
     new_record = _record(
