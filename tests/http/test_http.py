@@ -27,6 +27,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from click.testing import CliRunner
@@ -1010,6 +1011,48 @@ def test_mcp_over_streamable_http(live: str) -> None:
     assert hit["nodeType"] == "Claim" and hit["creator"] and hit["url"].startswith(PAGE)
     counts = {t["label"]: t["count"] for t in schema.structured_content["nodeTypes"]}
     assert {label: counts[label] for label in SAMPLE_TYPES} == SAMPLE_TYPES
+
+
+def test_mcp_over_http_tells_a_listening_client_of_a_load(tmp_path: Path) -> None:
+    """A client of ``/mcp`` listening for the dataset and the resource list hears of a load
+    of an edited export (the dataset updated) and of a second export (the list changed)."""
+    from mcp import Client
+    from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
+
+    document = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    edited = tmp_path / "edited.jsonld"
+    pages = [e for e in document["@graph"] if "title" in e and "content" in e]
+    pages[0]["content"] += " And one more thing."
+    edited.write_text(json.dumps(document), encoding="utf-8")
+    settings = http_settings(load_sample(tmp_path / "store"), update_token=TOKEN)
+    other = tmp_path / "other.jsonld"  # another export (its own @id): another dataset
+    document["@id"] = str(document.get("@id", "urn:lab")) + "-other"
+    other.write_text(json.dumps(document), encoding="utf-8")
+
+    async def listen(url: str, brain: LabBrain) -> list[Any]:
+        heard: list[Any] = []
+        async with Client(url + "mcp") as client:
+            listed = (await client.list_resources()).resources
+            (dataset,) = [str(r.uri) for r in listed if str(r.uri).startswith("labbrain://d")]
+            async with client.listen(
+                resources_list_changed=True, resource_subscriptions=[dataset]
+            ) as stream:
+                for path in (edited, other):
+                    await asyncio.to_thread(brain.load, str(path))
+                    with anyio.move_on_after(30):
+                        async for event in stream:
+                            heard.append(event)
+                            break
+        return [dataset, *heard]
+
+    with LabBrain(settings) as brain:
+        sock = bind_socket("127.0.0.1", 0)
+        binding = Binding("127.0.0.1", sock.getsockname()[1])
+        app = build_app(brain, binding=binding, allow_update=True, mcp=True)
+        with running_server(app, sock=sock) as url:
+            dataset, updated, listed = asyncio.run(listen(url, brain))
+    assert isinstance(updated, ResourceUpdated) and updated.uri == dataset
+    assert isinstance(listed, ResourcesListChanged)
 
 
 def test_mcp_endpoint_has_the_same_guard(live: str) -> None:

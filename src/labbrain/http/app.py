@@ -29,7 +29,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -54,7 +54,7 @@ from labbrain.http.guard import Guard, default_hosts, sdk_security
 from labbrain.http.pool import QueryPool, QueryRunner, runner_for
 from labbrain.http.sparql import Endpoint, QueryRequests, graph_store, sparql
 from labbrain.http.transport import http_protocol
-from labbrain.ops.watch import watching
+from labbrain.ops.watch import WatchEvent, log_event, watching
 from labbrain.settings import Settings
 from labbrain.store.fresh import FreshStore
 from labbrain.store.threads import confined
@@ -140,6 +140,7 @@ def build_app(
         Route("/rdf-graphs", graph_store, methods=["GET"]),
     ]
     session_manager = None
+    server = None
     if mcp:
         from labbrain.mcp.server import build_server
         from labbrain.mcp.tools import resolve_toolsets
@@ -163,8 +164,11 @@ def build_app(
             if session_manager is None:
                 yield
             else:
-                async with session_manager.run():
+                async with session_manager.run(), anyio.create_task_group() as group:
+                    if server is not None and server.announcer is not None:
+                        group.start_soon(server.announcer.run)  # resource notifications
                     yield
+                    group.cancel_scope.cancel()
         finally:
             await anyio.to_thread.run_sync(confined(runner.close))
 
@@ -190,6 +194,7 @@ def build_app(
         lifespan=lifespan,
     )
     app.state.endpoint = endpoint
+    app.state.mcp_server = server
     return app
 
 
@@ -267,8 +272,13 @@ def serve(
             timeout_graceful_shutdown=5,
             timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )
+        on_event: Callable[[WatchEvent], None] = log_event
+        if app.state.mcp_server is not None:  # its subscribers hear of each load at once
+            from labbrain.mcp.server import announcing
+
+            on_event = announcing(app.state.mcp_server)
         with (
-            watching(brain, watch) if watch else contextlib.nullcontext(),
+            watching(brain, watch, on_event=on_event) if watch else contextlib.nullcontext(),
             _signals_end_quietly(),
         ):
             uvicorn.Server(config).run(sockets=[sock])

@@ -1,19 +1,22 @@
-"""The MCP resources and prompts: a node as markdown, the schema as JSON, two review prompts.
+"""The MCP resources and prompts: a node as markdown, a dataset and the schema as JSON, two
+review prompts.
 
-:func:`node_markdown` and :func:`schema_json` render what the resources serve from a
-:class:`~labbrain.discourse.reader.DiscourseReader`; the prompts are plain functions whose
-docstring is their description; :func:`register` declares them all on a server.
+:func:`node_markdown`, :func:`dataset_json` and :func:`schema_json` render what the resources
+serve from a :class:`~labbrain.discourse.reader.DiscourseReader`; the prompts are plain
+functions whose docstring is their description; :func:`register` declares them all on a server.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import NodeNotFound
+from labbrain.store import templates
 
 
 def node_markdown(reader: DiscourseReader, uid: str) -> str:
@@ -42,6 +45,38 @@ def node_markdown(reader: DiscourseReader, uid: str) -> str:
     if links:
         body += ["## Linked nodes", "", *links, ""]
     return "\n".join(body)
+
+
+def dataset_json(reader: DiscourseReader, slug: str) -> str:
+    """The dataset ``slug``: its load record (source, format, when, counts) and what its
+    latest load changed, as JSON."""
+    brain = reader.brain
+    record = next((row for row in brain.datasets() if str(row["slug"]) == slug), None)
+    if record is None:
+        known = ", ".join(sorted(str(row["slug"]) for row in brain.datasets())) or "none"
+        raise ResourceNotFoundError(f"no dataset {slug!r} is loaded (loaded: {known})")
+    latest = None
+    for row in templates.run(brain.store, "changes"):
+        if row["graph"] == record["graph"]:
+            latest = row
+    answer: dict[str, Any] = {
+        "dataset": slug,
+        "graph": str(record["graph"]),
+        "source": record.get("sourceFile"),
+        "format": record.get("format"),
+        "loadId": record.get("loadId"),
+        "loadedAt": str(record["loadedAt"]),
+        "nodes": int(record["nodes"]),
+        "quads": int(record["quads"]),
+        "lastChange": None
+        if latest is None
+        else {key: int(latest[key]) for key in CHANGE_COUNTS} | {"at": str(latest["at"])},
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+#: The counts of a change record (the changes template's columns).
+CHANGE_COUNTS = ("nodesAdded", "nodesRemoved", "nodesEdited", "relationsAdded", "relationsRemoved")
 
 
 def schema_json(reader: DiscourseReader) -> str:
@@ -83,6 +118,17 @@ def register(server: MCPServer, reader: DiscourseReader) -> None:
     )
     def node_resource(uid: str) -> str:
         return node_markdown(reader, uid)
+
+    @server.resource(
+        "labbrain://dataset/{slug}",
+        name="dataset",
+        title="Loaded dataset",
+        description="A dataset's load record and what its latest load changed, as JSON; "
+        "subscribe to hear of every load, replacement and update.",
+        mime_type="application/json",
+    )
+    def dataset_resource(slug: str) -> str:
+        return dataset_json(reader, slug)
 
     @server.resource(
         "labbrain://schema",

@@ -16,10 +16,16 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import anyio
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp_types import ListResourcesResult, PaginatedRequestParams
+from mcp_types import Resource as MCPResource
 from mcp_types import Tool as MCPTool
 
 from labbrain import __version__
@@ -27,12 +33,14 @@ from labbrain.core import LabBrain
 from labbrain.errors import InputError, StoreError
 from labbrain.ingest.load import LoadReport, read_input
 from labbrain.mcp import resources
+from labbrain.mcp.announce import Announcer, dataset_uri
 from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
 from labbrain.mcp.listing import lean_input, lean_output
 from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
-from labbrain.ops.watch import watching
+from labbrain.ops.watch import WatchEvent, log_event, watching
 from labbrain.store.local import checked, file_identity, record_checked
+from labbrain.store.threads import confined
 
 log = logging.getLogger("labbrain.mcp")
 
@@ -48,7 +56,44 @@ creator, creation date and Roam URL: cite them when you report a finding."""
 class LabbrainServer(CappedServer):
     """The capped server whose tool listing is lean (:mod:`labbrain.mcp.listing`): the
     schemas a model reads before its first question, without titles, null branches and the
-    prose of every answer field."""
+    prose of every answer field. Its resources list the loaded datasets, and subscribed
+    clients hear of their changes (:class:`~labbrain.mcp.announce.Announcer`, set by
+    :func:`build_server`)."""
+
+    announcer: Announcer | None = None
+
+    async def list_resources(self) -> list[MCPResource]:
+        """The declared resources, then one per loaded dataset."""
+        listed = await super().list_resources()
+        if self.announcer is None:
+            return listed
+        rows = await anyio.to_thread.run_sync(confined(self.announcer.brain.datasets))
+        return listed + [
+            MCPResource(
+                uri=dataset_uri(str(row["slug"])),
+                name=f"dataset-{row['slug']}",
+                title=f"Dataset {row['slug']}",
+                description=f"{int(row['nodes'])} nodes, loaded {row['loadedAt']}"
+                + (f" from {row['sourceFile']}" if row.get("sourceFile") else ""),
+                mime_type="application/json",
+            )
+            for row in rows
+        ]
+
+    async def _handle_list_resources(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        if self.announcer is not None:  # a client that lists hears when the list changes
+            await self.announcer.listed(ctx.session)
+        return await super()._handle_list_resources(ctx, params)
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio, announcing changes to subscribed clients meanwhile."""
+        async with anyio.create_task_group() as group:
+            if self.announcer is not None:
+                group.start_soon(self.announcer.run)
+            await super().run_stdio_async()
+            group.cancel_scope.cancel()
 
     async def list_tools(self) -> list[MCPTool]:
         """Every registered tool, its input and output schemas made lean."""
@@ -74,13 +119,17 @@ def build_server(
     The discourse-graph tools only read; the agent-side toolsets write their own graphs
     (never a dataset graph) and run tasks."""
     settings = brain.settings
+    bus = InMemorySubscriptionBus()
     server = LabbrainServer(
         name="labbrain",
         title="labbrain discourse graph",
         instructions=INSTRUCTIONS,
         version=__version__,
         max_chars=settings.mcp_max_chars,  # every tool answer fits (mcp.caps)
+        subscriptions=bus,
     )
+    server.announcer = Announcer(brain, bus)
+    server.announcer.attach(server)
     context = ToolContext.open(brain, cap=lambda: server.max_chars, read_only=read_only)
     context.client_log.attach(server)  # warnings reach the client (notifications/message)
     for spec in offered(toolsets, read_only=read_only):
@@ -170,5 +219,22 @@ def serve_stdio(
     following = data_path if watch and not read_only else None
     if watch and not following:
         log.warning("--watch needs DATA_PATH and a writable store; nothing is watched")
-    with watching(brain, [following]) if following else contextlib.nullcontext():
-        build_server(brain, toolsets, read_only=read_only).run("stdio")
+    server = build_server(brain, toolsets, read_only=read_only)
+    with (
+        watching(brain, [following], on_event=announcing(server))
+        if following
+        else contextlib.nullcontext()
+    ):
+        server.run("stdio")
+
+
+def announcing(server: LabbrainServer) -> Callable[[WatchEvent], None]:
+    """A watcher's event handler that logs the event and has ``server`` look for changes to
+    announce at once (rather than at its next poll)."""
+
+    def on_event(event: WatchEvent) -> None:
+        log_event(event)
+        if server.announcer is not None and event.outcome in ("loaded", "changed"):
+            server.announcer.poke()
+
+    return on_event
