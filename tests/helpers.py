@@ -245,3 +245,11 @@ def answers_ask(url: str) -> bool:
             return bool(answer.status == 200)
     except OSError:
         return False
+
+
+def embed_all(brain: LabBrain) -> None:
+    """Run the embed task (``labbrain embed``) on ``brain``; it must complete."""
+    from labbrain.ops.workflows import task_runner
+
+    runner = task_runner(brain)
+    assert runner.start(runner.create("embed").task_id).status == "completed"

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from generate_vault import Lab, frontmatter, make_lab, uuid7ish, write_vault
+from helpers import embed_all
 from labbrain.core import LabBrain
 from labbrain.ingest.delta import DocumentModel
 from labbrain.ingest.obsidian import read_vault
@@ -518,3 +519,26 @@ def test_body_edits_named_by_events_are_read_alone_and_give_a_fresh_load(tmp_pat
         assert follower.sync(changed_files(before, files_of(vault))).outcome == "changed"
         assert follower.reads_by_part == 6
         assert_same_as_fresh_load(brain, vault, tmp_path, 99)
+
+
+def test_the_vectors_of_a_followed_vault_follow_its_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a vault's dataset has vectors, every change brings them in line: after random
+    edits (bodies, renames, moves, deletions, new notes) the vectors were computed from the
+    same texts as those of a fresh load embedded whole (their digests), none is left of a
+    removed node, and only the changed nodes were embedded again."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with followed_vault(tmp_path, 6, 24, 30) as (lab, vault, brain, follower):
+        embed_all(brain)
+        first = brain.vectors.count()
+        assert first > 0
+        editor = Editor(lab, vault, random.Random(6))
+        for _ in range(8):
+            editor.random_edit()
+            assert follower.sync().outcome in ("changed", "unchanged")
+        with LabBrain(Settings(store=str(tmp_path / "fresh-embedded"))) as fresh:
+            fresh.load(str(vault))
+            embed_all(fresh)
+            assert brain.vectors.digests() == fresh.vectors.digests()
+        assert 0 < follower.vectors.embedded < first

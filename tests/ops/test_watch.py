@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from conftest import SAMPLE
 from generate_vault import make_lab, note_path, write_vault
+from helpers import embed_all
 from labbrain.core import LabBrain
 from labbrain.ops.watch import SourceWatcher, WatchEvent
 from labbrain.settings import Settings
@@ -279,3 +281,28 @@ def test_labbrain_watch_says_what_an_update_by_part_changed(tmp_path: Path) -> N
     finally:
         process.terminate()
         process.wait(PATIENCE)
+
+
+def test_a_replaced_export_brings_its_vectors_in_step(
+    brain: LabBrain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export with vectors, edited (one page's text changed, one page removed) and
+    loaded again by the watcher: its vectors are those of the edited export embedded whole
+    (by the digests of their texts), the removed page's is gone, and only one was computed."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    export = tmp_path / "lab.jsonld"
+    document = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    export.write_text(json.dumps(document), encoding="utf-8")
+    brain.load(str(export))
+    embed_all(brain)
+    pages = [e for e in document["@graph"] if "title" in e and "content" in e]
+    pages[0]["content"] += " One more observation."
+    document["@graph"].remove(pages[-1])
+    export.write_text(json.dumps(document), encoding="utf-8")
+    watcher = SourceWatcher(brain, [str(export)])
+    assert watcher.sync(str(export)).outcome == "loaded"
+    with LabBrain(Settings(store=str(tmp_path / "fresh"))) as fresh:
+        fresh.load(str(export))
+        embed_all(fresh)
+        assert brain.vectors.digests() == fresh.vectors.digests()
+    assert watcher._vectors.embedded == 1 and watcher._vectors.dropped == 1

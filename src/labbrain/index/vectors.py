@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labbrain.index import vector_snapshot
-from labbrain.index.text import IndexedNode, TextIndex
+from labbrain.index.text import IndexedNode, IndexRecord, TextIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -275,6 +275,40 @@ class VectorIndex:
         # Texts of similar length share a batch: less padding, faster batches.
         todo.sort(key=lambda item: (len(item.text), item.graph, item.iri))
         return EmbedPlan(model=model, todo=todo, orphans=orphans, unchanged=unchanged)
+
+    def plan_nodes(
+        self, graph: str, records: Iterable[IndexRecord], removed: Iterable[str], model: str
+    ) -> EmbedPlan:
+        """What to embed and drop so that the vectors of some nodes of ``graph`` match them:
+        ``records`` (nodes added or changed) whose text differs from the one their vector was
+        computed from, or that have none; ``removed`` (node IRIs) that have one. Vectors of
+        another model than ``model`` are not planned for (an empty plan): ``plan`` redoes
+        them all."""
+        if self.model != model:
+            return EmbedPlan(model=model, todo=[], orphans=[], unchanged=0)
+        pending = {
+            record.iri: PendingText(graph, record.iri, text, digest_of(text))
+            for record in records
+            for text in [node_text(record.title, record.content)]
+        }
+        gone = list(removed)
+        stored: dict[str, str] = {}
+        wanted = [*pending, *gone]
+        with self._db() as db:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                stored.update(
+                    db.execute(
+                        f"SELECT iri, digest FROM vectors WHERE graph = ? AND iri IN ({marks})",
+                        [graph, *chunk],
+                    ).fetchall()
+                )
+        todo = [item for iri, item in pending.items() if stored.get(iri) != item.digest]
+        orphans = [(graph, iri) for iri in gone if iri in stored and iri not in pending]
+        return EmbedPlan(
+            model=model, todo=todo, orphans=orphans, unchanged=len(pending) - len(todo)
+        )
 
     # ------------------------------------------------------------------ writing
     def update(

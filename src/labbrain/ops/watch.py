@@ -34,6 +34,8 @@ from pathlib import Path
 
 from labbrain.core import LabBrain
 from labbrain.errors import LabbrainError, StaleDataset
+from labbrain.index.text import IndexRecord
+from labbrain.index.vectors import EmbedPlan
 from labbrain.ingest.delta import DocumentModel
 from labbrain.ingest.load import (
     LoadReport,
@@ -113,6 +115,7 @@ class SourceWatcher:
             for source in self.sources
             if os.path.isdir(source)
         }
+        self._vectors = VectorsInStep(brain)
         self._vaults = {
             source: VaultFollower(brain, source)
             for source in self.sources
@@ -148,6 +151,7 @@ class SourceWatcher:
                     event = WatchEvent(source, "unchanged")
                 else:
                     report = self.brain.load(source, read=read)
+                    self._vectors.after_load(report.graph)
                     event = WatchEvent(source, "loaded", report=report)
         except (LabbrainError, OSError) as error:
             event = WatchEvent(source, "failed", error=str(error))
@@ -257,6 +261,7 @@ class VaultFollower:
         self.source = source
         self._cache = ReadCache()
         self._model: DocumentModel | None = None
+        self.vectors = VectorsInStep(brain)
         #: The load the model is of (its dataset as that load left it).
         self._load_id: str | None = None
         #: The vault as last read, and when it was last read whole.
@@ -317,11 +322,13 @@ class VaultFollower:
                     self._model.commit(change)
                     self._load_id = report.load_id
                     self._read = vault
+                    self.vectors.after_change(change.graph, change.records, change.removed_nodes)
                     return WatchEvent(self.source, "changed", report=report)
         self._model = self._load_id = self._read = None
         report = self.brain.load(self.source, read=vault_input(vault, self.source))
         self._follow(vault, report.graph, report.load_id)
         self._read = vault
+        self.vectors.after_load(report.graph)
         return WatchEvent(self.source, "loaded", report=report)
 
     def _follow(self, vault: VaultRead, graph: str, load_id: str) -> None:
@@ -335,6 +342,64 @@ class VaultFollower:
         )
         if model.usable:
             self._model, self._load_id = model, load_id
+
+
+class VectorsInStep:
+    """Keeps the vectors of a watched dataset in step with it, where it has any (vectors are
+    made by ``labbrain embed``; a dataset never embedded is left so): after a change by part
+    the nodes added or whose text changed are embedded and the vectors of the nodes removed
+    dropped; after a whole load, every node of the dataset is checked. Written after the
+    change itself (a reader in between finds the node's earlier vector for a moment); a
+    failure is logged and leaves the vectors for ``labbrain embed``, never the change undone.
+    The model is loaded at the first need, by the thread that syncs (ONNX Runtime sessions
+    may run from several threads, so a search embedding a query meanwhile is safe)."""
+
+    def __init__(self, brain: LabBrain) -> None:
+        self.brain = brain
+        #: How many vectors were computed and dropped, over all syncs.
+        self.embedded = 0
+        self.dropped = 0
+
+    def after_change(self, graph: str, records: list[IndexRecord], removed: list[str]) -> None:
+        """Bring the vectors of these nodes of ``graph`` in line (see the class doc)."""
+        self._run(
+            graph, lambda model: self.brain.vectors.plan_nodes(graph, records, removed, model)
+        )
+
+    def after_load(self, graph: str) -> None:
+        """Bring the vectors of every node of ``graph`` in line."""
+
+        def plan(model: str) -> EmbedPlan:
+            whole = self.brain.vectors.plan(self.brain.index, model)
+            return EmbedPlan(
+                model=model,
+                todo=[item for item in whole.todo if item.graph == graph],
+                orphans=[key for key in whole.orphans if key[0] == graph],
+                unchanged=whole.unchanged,
+            )
+
+        self._run(graph, plan)
+
+    def _run(self, graph: str, plan_for: Callable[[str], EmbedPlan]) -> None:
+        vectors = self.brain.vectors
+        try:
+            if not vectors.has_any([graph]):
+                return
+            from labbrain.index.embeddings import provider_for
+
+            provider = provider_for(self.brain.settings)
+            plan = plan_for(provider.model_id)
+            if plan.todo:
+                self.embedded += vectors.update(
+                    provider, plan, batch_size=self.brain.settings.embedding_batch_size
+                )
+            self.dropped += vectors.remove(plan.orphans)
+        except Exception as error:  # the change is written; the vectors can be made later
+            log.warning(
+                "the vectors of %s were not brought in step (%s); `labbrain embed` does it",
+                graph,
+                error,
+            )
 
 
 def log_event(event: WatchEvent) -> None:
