@@ -3,13 +3,18 @@ cannot be read as it is leaves the dataset as it was."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
+import os
 import queue
+import re
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +311,129 @@ def test_a_replaced_export_brings_its_vectors_in_step(
         embed_all(fresh)
         assert brain.vectors.digests() == fresh.vectors.digests()
     assert watcher._vectors.embedded == 1 and watcher._vectors.dropped == 1
+
+
+# ---------------------------------------------------------------------- no events left
+_IN_MODIFY = 0x2
+
+
+@contextmanager
+def inotify_used_up(scratch: Path, what: str) -> Iterator[None]:
+    """While inside, this user has no inotify ``instances`` left (making an event watcher
+    fails) or no ``watches`` (a watcher is made, watching a folder fails), as on a machine
+    whose editors, IDEs and sync clients took them all. Taken by this process through the
+    kernel's own calls, and given back on exit."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify is Linux's")
+    libc = ctypes.CDLL(None, use_errno=True)
+    instances: list[int] = []
+    try:
+        if what == "instances":
+            while (fd := libc.inotify_init1(0)) >= 0:
+                instances.append(fd)
+            assert ctypes.get_errno() == errno.EMFILE
+        else:
+            # Every (instance, file) pair is a watch: a few instances over 1,700 files reach
+            # any usual limit (8,192 to 524,288) without creating 200,000 files.
+            scratch.mkdir()
+            files = []
+            for number in range(1_700):
+                (scratch / f"f{number}").touch()
+                files.append(str(scratch / f"f{number}").encode())
+            full = False
+            while not full and len(instances) < 120:
+                fd = libc.inotify_init1(0)
+                assert fd >= 0, "no inotify instance to take watches with"
+                instances.append(fd)
+                full = any(libc.inotify_add_watch(fd, f, _IN_MODIFY) < 0 for f in files)
+            assert full and ctypes.get_errno() == errno.ENOSPC, "the watch limit was not reached"
+        yield
+    finally:
+        for fd in instances:
+            os.close(fd)
+
+
+@pytest.mark.slow  # takes every inotify instance of the user: nothing may run beside it
+def test_with_no_inotify_instance_left_the_watcher_polls(
+    brain: LabBrain, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lab = make_lab(21, nodes=6, relations=4)
+    vault = write_vault(lab, tmp_path / "v")
+    with inotify_used_up(tmp_path / "scratch", "instances"), caplog.at_level("WARNING"):
+        for watching in _watch(brain, vault, None):
+            assert watching.next().outcome == "loaded"
+            watching.started()
+            assert watching.watcher.polling
+            note = vault / note_path(lab, lab.nodes[0])
+            note.write_text(note.read_text(encoding="utf-8") + "\nEdited while polled.\n")
+            event = watching.next()
+            assert event.outcome == "changed" and event.report is not None
+            assert event.report.changed is not None and event.report.changed["nodesEdited"] == 1
+    assert "file-system events unavailable" in caplog.text and "polling" in caplog.text
+
+
+@pytest.mark.slow  # takes every inotify watch of the user, and writes 100,000 files
+def test_a_vault_of_100000_files_beyond_the_watch_limit_is_polled(
+    brain: LabBrain, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A vault of 40 discourse notes among 100,000 files (daily notes in 1,000 folders) while
+    no inotify watch is left: the watcher says so and scans the vault, less often for so
+    many files (every 4 s: a ms per 25 files); an edit still reaches the dataset, and the
+    plain notes never become nodes."""
+    lab = make_lab(22, nodes=40, relations=30)
+    vault = write_vault(lab, tmp_path / "v")
+    for day in range(1_000):
+        folder = vault / "Daily" / f"{day:04d}"
+        folder.mkdir(parents=True)
+        for number in range(100):
+            (folder / f"note {number}.md").write_text(f"A plain note about [[day {day}]].\n")
+    with inotify_used_up(tmp_path / "scratch", "watches"), caplog.at_level("INFO"):
+        for watching in _watch(brain, vault, None):
+            first = watching.next()
+            assert first.outcome == "loaded" and first.report is not None
+            assert first.report.nodes == 40
+            watching.started()
+            assert watching.watcher.polling
+            # 100,000 daily notes and the vault's few graph files, a ms per 25 files
+            assert 4_000 <= watching.watcher.poll_delay_ms < 4_010
+            note = vault / note_path(lab, lab.nodes[0])
+            note.write_text(note.read_text(encoding="utf-8") + "\nEdited while polled.\n")
+            while (event := watching.next()).outcome == "unchanged":
+                pass
+            assert event.outcome == "changed" and event.report is not None
+            assert event.report.nodes == 40
+    assert "OS file watch limit reached" in caplog.text and "polling the sources" in caplog.text
+    assert re.search(r"scanning 1000\d\d files every 4\.0 s", caplog.text)
+
+
+def test_a_symlink_loop_and_a_link_out_of_the_vault_are_never_followed(
+    brain: LabBrain, tmp_path: Path, polling: bool | None
+) -> None:
+    """A folder linked to the vault itself (a loop) and one linked outside it: the load
+    reports both and reads neither, the watch starts (events or polling) and follows an edit,
+    and a note saved outside the vault never reaches the dataset."""
+    lab = make_lab(23, nodes=6, relations=4)
+    vault = write_vault(lab, tmp_path / "v")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    claim_type = lab.type_ids["Claim"]
+    (outside / "CLM - not ours.md").write_text(f"---\nnodeTypeId: {claim_type}\n---\nsecret\n")
+    (vault / "loop").symlink_to(vault, target_is_directory=True)
+    (vault / "Discourse Nodes" / "out").symlink_to(outside, target_is_directory=True)
+    for watching in _watch(brain, vault, polling):
+        first = watching.next()
+        assert first.outcome == "loaded" and first.report is not None
+        assert first.report.nodes == 6
+        linked = [w for w in first.report.warnings if "symbolic links" in w]
+        assert linked and "loop" in linked[0] and "Discourse Nodes/out" in linked[0]
+        watching.started()
+        (outside / "CLM - also not ours.md").write_text(
+            f"---\nnodeTypeId: {claim_type}\n---\nsecret too\n"
+        )
+        note = vault / note_path(lab, lab.nodes[1])
+        note.write_text(note.read_text(encoding="utf-8") + "\nEdited beside a loop.\n")
+        while (event := watching.next()).outcome == "unchanged":
+            pass
+        assert event.outcome == "changed" and event.report is not None
+        assert event.report.nodes == 6
+    assert not brain.search("secret").hits

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -60,11 +61,16 @@ log = logging.getLogger(__name__)
 #: the files have been quiet for 50 ms (``step``), or after this long; a save of many files,
 #: or an export written in several chunks, is one change.
 DEBOUNCE_MS = 400
-#: How long after a load a polled source is checked again (see SourceWatcher.run).
+#: How long after a sync a scanned source is read whole again (see SourceWatcher._follow_scans).
 POLL_RECHECK_SECONDS = 1.2
 #: A followed vault is read whole at least this often (s), even when file events name the
 #: files that changed: an event lost (an overflowing queue) is made good within that time.
 WHOLE_READ_SECONDS = 300.0
+#: How often (ms) polled sources are scanned: every MIN_POLL_MS, or less often for many
+#: files (a scan stats every file), one ms per FILES_PER_POLL_MS files, up to MAX_POLL_MS.
+MIN_POLL_MS = 300
+MAX_POLL_MS = 5_000
+FILES_PER_POLL_MS = 25
 #: File names (endings) that are partial or temporary files of editors and browsers.
 _PARTIAL = (".tmp", ".part", ".crdownload", ".download", ".swp", ".swx", "~")
 
@@ -124,6 +130,8 @@ class SourceWatcher:
         self.debounce_ms = debounce_ms
         self.force_polling = force_polling
         self.polling = False
+        #: How often a polled source is scanned (ms); see :func:`poll_delay_ms`.
+        self.poll_delay_ms = MIN_POLL_MS
         self._stop = threading.Event()
         self._started = threading.Event()
 
@@ -165,56 +173,110 @@ class SourceWatcher:
         return event
 
     def run(self) -> None:
-        """Check every source, then load each one again when it changes, until stopped."""
-        import watchfiles
-
+        """Check every source, then load each one again when it changes, until stopped: on
+        file-system events, or by scanning the sources where there are none."""
         for source in self.sources:
             self.sync(source)
-        roots = sorted({s if os.path.isdir(s) else os.path.dirname(s) for s in self.sources})
-        polling = self.force_polling
-        while not self._stop.is_set():
+        if not self.force_polling:
+            # The error watchfiles raises when it cannot make an event watcher at all (every
+            # inotify instance of the user taken); the package does not export it.
+            from watchfiles._rust_notify import WatchfilesRustInternalError
+
             try:
-                changes = watchfiles.watch(
-                    *roots,
-                    watch_filter=self._relevant,
-                    debounce=self.debounce_ms,
-                    step=50,
-                    stop_event=self._stop,
-                    force_polling=polling,
-                    rust_timeout=500,
-                    yield_on_timeout=True,
-                    raise_interrupt=False,
-                )
-                recheck: dict[str, float] = {}
-                for batch in changes:
-                    if not self._started.is_set():
-                        # Watching now (the first yield comes after a timeout at the latest):
-                        # check again what may have changed before the watch began.
-                        for source in self.sources:
-                            self.sync(source)
-                        self._started.set()
-                        continue
-                    now = time.monotonic()
-                    due = {s for s, at in recheck.items() if at <= now}
-                    for source in due:
-                        del recheck[source]
-                    changed = {path for _, path in batch}
-                    for source in due | set(self._touched(changed)):
-                        # A polled source, or one checked again, is read whole.
-                        named = None if polling or source in due else changed
-                        self.sync(source, named)
-                        if polling:
-                            # Polling compares modification times to the second: a second
-                            # save within the second of the one just loaded would not show.
-                            recheck[source] = time.monotonic() + POLL_RECHECK_SECONDS
+                self._follow_events()
                 return
-            except OSError as error:
-                if polling:
-                    raise
-                # inotify's watch limit reached, or a file system without events.
+            except (OSError, WatchfilesRustInternalError) as error:
+                # inotify's watch limit reached (OSError), no inotify instance left, or a
+                # file system without events.
                 log.warning("file-system events unavailable (%s); polling the sources", error)
-                polling = True
-                self.polling = True
+        self._follow_scans()
+
+    def _follow_events(self) -> None:
+        """Sync the sources on file-system events (watchfiles), until stopped."""
+        import watchfiles
+
+        roots = sorted({s if os.path.isdir(s) else os.path.dirname(s) for s in self.sources})
+        changes = watchfiles.watch(
+            *roots,
+            watch_filter=self._relevant,
+            debounce=self.debounce_ms,
+            step=50,
+            stop_event=self._stop,
+            force_polling=False,
+            rust_timeout=500,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        )
+        for batch in changes:
+            if not self._started.is_set():
+                # Watching now (the first yield comes after a timeout at the latest): check
+                # again what may have changed before the watch began.
+                for source in self.sources:
+                    self.sync(source)
+                self._started.set()
+                continue
+            changed = {path for _, path in batch}
+            for source in self._touched(changed):
+                self.sync(source, changed)
+
+    def _follow_scans(self) -> None:
+        """Sync the sources when a scan of their files finds one changed (polling), until
+        stopped. The scan is this module's own: watchfiles' polling follows symbolic links,
+        and stops at a link that loops, which a vault must not be able to do to its watcher.
+        """
+        files = self.scan()
+        self.polling = True
+        self.poll_delay_ms = max(MIN_POLL_MS, min(MAX_POLL_MS, len(files) // FILES_PER_POLL_MS))
+        log.info("scanning %d files every %.1f s", len(files), self.poll_delay_ms / 1000)
+        for source in self.sources:  # what changed before the first scan
+            self.sync(source)
+        self._started.set()
+        recheck: dict[str, float] = {}
+        while not self._stop.wait(self.poll_delay_ms / 1000):
+            now_files = self.scan()
+            changed = {
+                p for p in files.keys() | now_files.keys() if files.get(p) != now_files.get(p)
+            }
+            files = now_files
+            now = time.monotonic()
+            due = {source for source, at in recheck.items() if at <= now}
+            for source in due:
+                del recheck[source]
+            for source in due | set(self._touched(changed)):
+                # A source checked again is read whole: a second save within the tick of the
+                # file times of the one just synced would not show in a scan.
+                self.sync(source, None if source in due else changed)
+                if source not in due:
+                    recheck[source] = time.monotonic() + POLL_RECHECK_SECONDS
+
+    def scan(self) -> dict[str, tuple[int, int, int, int]]:
+        """Every file of the sources that may bear on their graphs (see :meth:`_relevant`):
+        path -> (size, modification time, change time, inode). Symbolic links are never
+        followed; dot-folders are passed over, except the plugin's settings."""
+        found: dict[str, tuple[int, int, int, int]] = {}
+
+        def add(path: str) -> None:
+            try:
+                info = os.lstat(path)
+            except OSError:
+                return  # gone since its folder was listed
+            if stat.S_ISREG(info.st_mode):
+                found[path] = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+
+        for source in self.sources:
+            if not os.path.isdir(source):
+                add(source)
+                continue
+            settings = self._settings.get(source, set())
+            for path in settings:
+                if path:
+                    add(path)
+            for folder, dirs, names in os.walk(source, followlinks=False):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                for name in names:
+                    if name.endswith((".md", ".json")) and not name.startswith("."):
+                        add(os.path.join(folder, name))
+        return found
 
     def _touched(self, paths: set[str]) -> list[str]:
         """The sources that the changed ``paths`` belong to."""
