@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from pyoxigraph import NamedNode, Quad, RdfFormat
 
@@ -30,8 +30,10 @@ from labbrain.store.local import open_store
 #: file systems stamp times from a clock that ticks every few milliseconds, so a file created
 #: within the same tick as an earlier listing leaves the directory's times unchanged.
 RACY_NS = 1_000_000_000
-#: How many times a view is opened before an error opening it is the caller's.
+#: How many times a view is opened (or a read done again) before an error is the caller's.
 OPEN_ATTEMPTS = 3
+
+T = TypeVar("T")
 
 
 #: RocksDB files never written in place: tables and blobs (written once), options files and
@@ -94,6 +96,32 @@ class StoreWatch:
                 continue
             files.append((name, found.st_size, found.st_mtime_ns))
         return (os.path.exists(self.marker), key, tuple(files))
+
+
+def read_committed(location: str, work: Callable[[QuadStore], T]) -> T:
+    """``work`` on a read-only view of the on-disk store at ``location``, opened for it and
+    closed after it. While a writer's bulk write is in flight the view reads the journal's
+    snapshot of the store before it (:mod:`labbrain.store.journal`), whose files the writer
+    removes at its commit: a read that loses one of them (an OSError) is done again on a view
+    opened anew, of the store as committed, up to :data:`OPEN_ATTEMPTS` times in all. ``work``
+    must only read (it may run more than once)."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            store = open_store(location, read_only=True)
+        except OSError:
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05)
+            continue
+        try:
+            return work(store)
+        except OSError:
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise
+            time.sleep(0.05)
+        finally:
+            store.close()
+    raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
 class Snapshot:

@@ -29,7 +29,7 @@ from labbrain.errors import (
     QueryTimeout,
 )
 from labbrain.store.base import QuadStore
-from labbrain.store.local import open_store
+from labbrain.store.fresh import read_committed
 
 if TYPE_CHECKING:  # ForkServerContext does not exist on Windows
     from multiprocessing.context import ForkServerContext, SpawnContext
@@ -115,11 +115,9 @@ def _child(conn: Connection, location: str, work: Callable[[QuadStore], Any]) ->
     # Ctrl-C reaches the whole foreground process group; the parent decides what it means.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        store = open_store(location, read_only=True)
-        try:
-            conn.send(("ok", work(store)))
-        finally:
-            store.close()
+        # The view of a bulk write's journal may lose its files to the writer's commit:
+        # read_committed reads again from the store as committed then.
+        conn.send(("ok", read_committed(location, work)))
     except Exception as error:  # every error is reported to the parent
         conn.send(("error", _encode(error)))
     finally:
