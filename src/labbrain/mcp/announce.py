@@ -127,10 +127,11 @@ class LoadsSeen:
 
 @dataclass
 class _Listeners:
-    """Who listens for what. Streams (2026-07-28) by a token of their own; subscriptions of
-    earlier clients by URI, and the sessions that listed the resources, by connection."""
+    """Who listens for what. The URIs of each stream (2026-07-28; the SDK's handler sends it
+    list changes when it asked for them), by a token of its own; subscriptions of earlier
+    clients by URI, and the sessions that listed the resources, by connection."""
 
-    streams: dict[object, tuple[frozenset[str], bool]] = field(default_factory=dict)
+    streams: dict[object, frozenset[str]] = field(default_factory=dict)
     subscribed: dict[str, dict[object, ServerSession]] = field(
         default_factory=lambda: defaultdict(dict)
     )
@@ -140,7 +141,7 @@ class _Listeners:
         return bool(self.streams or self.listing or any(self.subscribed.values()))
 
     def node_uris(self) -> set[str]:
-        wanted = {uri for uris, _ in self.streams.values() for uri in uris}
+        wanted = {uri for uris in self.streams.values() for uri in uris}
         wanted |= {uri for uri, sessions in self.subscribed.items() if sessions}
         return {uri for uri in wanted if uri.startswith(NODE_URI)}
 
@@ -223,7 +224,7 @@ class Announcer:
             await self.bus.publish(ResourcesListChanged())
             for connection, session in list(self.listeners.listing.items()):
                 await self._send(connection, session.send_resource_list_changed())
-        wanted = {uri for uris_, _ in self.listeners.streams.values() for uri in uris_}
+        wanted = {uri for uris_ in self.listeners.streams.values() for uri in uris_}
         for uri in sorted(uris & wanted):
             await self.bus.publish(ResourceUpdated(uri=uri))
         for uri in sorted(uris):
@@ -287,10 +288,7 @@ class Announcer:
             asked = params.notifications
             token = object()
             await self._baseline()
-            self.listeners.streams[token] = (
-                frozenset(asked.resource_subscriptions or ()),
-                bool(asked.resources_list_changed),
-            )
+            self.listeners.streams[token] = frozenset(asked.resource_subscriptions or ())
             try:
                 return await handler(ctx, params)
             finally:
