@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from pydantic import ValidationError
+from pydantic_settings import SettingsError as UnreadableSetting
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
 from rich.console import Console
 from rich.text import Text
@@ -47,7 +48,7 @@ from labbrain.ingest.load import (
 )
 from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
 from labbrain.ops.workflows import ingest_params, task_runner
-from labbrain.settings import Settings
+from labbrain.settings import EXAMPLES, Settings
 from labbrain.store.export import EXPORT_FORMATS
 from labbrain.store.templates import python_value
 from labbrain.tasks.ledger import STATUSES, TaskState
@@ -92,10 +93,21 @@ class Context:
             return Settings(**flags)
         except ValidationError as error:
             problems = "; ".join(
-                f"LABBRAIN_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}"
-                for e in error.errors()
+                _setting_problem("_".join(map(str, e["loc"])), e["msg"]) for e in error.errors()
             )
             raise SettingsError(problems) from None
+        except UnreadableSetting as error:  # a value the environment source cannot decode
+            named = re.search(r'field "(\w+)"', str(error))
+            name = named.group(1) if named else "?"
+            raise SettingsError(_setting_problem(name, "cannot be read")) from None
+
+
+def _setting_problem(name: str, problem: str) -> str:
+    """One line about the setting ``name``: its variable, what is wrong, and an example
+    where its form is not a plain word or number."""
+    example = EXAMPLES.get(name)
+    problem = problem.removeprefix("Value error, ")  # pydantic's prefix for a validator's
+    return f"LABBRAIN_{name.upper()}: {problem}" + (f" (e.g. {example})" if example else "")
 
 
 @contextmanager
@@ -1298,6 +1310,17 @@ def _data_path(data: str) -> str:
     return os.path.abspath(check_input_file(data))
 
 
+def _load_dir(path: str) -> str:
+    """``path`` as an absolute directory for LABBRAIN_LOAD_DIRS; InputError when it is no
+    directory, or holds the path separator (it could not be told from two)."""
+    if not os.path.isdir(path):
+        raise InputError(f"--load-dir {path}: no such directory")
+    absolute = os.path.abspath(path)
+    if os.pathsep in absolute:
+        raise InputError(f"--load-dir {path}: a path holding {os.pathsep!r} cannot be listed")
+    return absolute
+
+
 @main.command("mcp-config")
 @click.argument("client", type=click.Choice(MCP_CLIENTS), default="claude-desktop")
 @click.option(
@@ -1318,6 +1341,14 @@ def _data_path(data: str) -> str:
     help="Toolsets the server offers (as `labbrain mcp --toolsets`; default: the default set).",
 )
 @click.option("--read-only", is_flag=True, help="A server that writes nothing (`mcp --read-only`).")
+@click.option(
+    "--load-dir",
+    "load_dirs",
+    metavar="DIR",
+    multiple=True,
+    help="A directory the load_dataset tool may read from (repeatable; LABBRAIN_LOAD_DIRS, "
+    "written as absolute paths).",
+)
 @pass_ctx
 def mcp_config(
     ctx: Context,
@@ -1326,6 +1357,7 @@ def mcp_config(
     data: str | None,
     toolsets: str | None,
     read_only: bool,
+    load_dirs: tuple[str, ...],
 ) -> None:
     """Print the configuration that makes an MCP client start this labbrain's MCP server.
     CLIENT: claude-desktop (the default), claude-code, cursor or vscode.
@@ -1349,6 +1381,8 @@ def mcp_config(
     try:
         settings = ctx.settings()
         env = {"DATA_PATH": _data_path(data)} if data else {}
+        if load_dirs:
+            env["LABBRAIN_LOAD_DIRS"] = os.pathsep.join(_load_dir(path) for path in load_dirs)
         served = ["--toolsets", ",".join(resolve_toolsets(toolsets))] if toolsets else []
     except LabbrainError as error:
         _fail(error)
@@ -1367,7 +1401,15 @@ def mcp_config(
     click.echo(client_config(client, name=name, command=command, env=env))
     click.echo(client_note(client, name=name), err=True)
     for variable in sorted(os.environ):
-        if variable.startswith("LABBRAIN_") and variable not in _CARRIED:
+        if variable == "LABBRAIN_LOAD_DIRS" and not load_dirs:
+            click.echo(
+                "note: LABBRAIN_LOAD_DIRS is set here but not written into the configuration; "
+                "give the directories with --load-dir",
+                err=True,
+            )
+        elif variable == "LABBRAIN_LOAD_DIRS":
+            continue  # written from --load-dir
+        elif variable.startswith("LABBRAIN_") and variable not in _CARRIED:
             click.echo(
                 f"note: {variable} is set here but not written into the configuration (the "
                 "client starts the server without this shell's environment); add it to the "

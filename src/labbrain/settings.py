@@ -6,13 +6,15 @@ nesting limits, row caps. ``labbrain info`` prints the effective values.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MEMORY_STORE = ":memory:"
 
@@ -20,6 +22,33 @@ MEMORY_STORE = ":memory:"
 def default_store_path() -> str:
     """The per-user store directory, e.g. ``~/.local/share/labbrain/store`` on Linux."""
     return str(Path(user_data_dir("labbrain", appauthor=False)) / "store")
+
+
+def _text_list(value: Any, separator: str) -> Any:
+    """A list given as text (an environment variable): a JSON list when it starts with
+    ``[``, else the parts between ``separator`` (blank parts dropped). Anything else is
+    left for the field's own validation."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not a JSON list ({error.msg} at character {error.pos})") from None
+    return [part.strip() for part in text.split(separator) if part.strip()]
+
+
+#: An example of each setting whose value is not a plain word or number, for the one-line
+#: message about a value that cannot be read.
+EXAMPLES = {
+    "load_dirs": f"LABBRAIN_LOAD_DIRS=/data/exports{os.pathsep}/data/vaults",
+    "image_hosts": "LABBRAIN_IMAGE_HOSTS=firebasestorage.googleapis.com,images.example.org",
+    "http_allowed_hosts": "LABBRAIN_HTTP_ALLOWED_HOSTS=lab.example.org,lab.example.org:8080",
+    "http_allowed_origins": "LABBRAIN_HTTP_ALLOWED_ORIGINS=https://notebook.example.org",
+    "jsonld_contexts": 'LABBRAIN_JSONLD_CONTEXTS=\'{"https://example.org/ctx.jsonld": '
+    '"/data/ctx.jsonld"}\'',
+}
 
 
 class Settings(BaseSettings):
@@ -73,9 +102,9 @@ class Settings(BaseSettings):
         description="Let get_node_images fetch the key image as MCP image content (off: only "
         "URLs are returned).",
     )
-    image_hosts: list[str] = Field(
+    image_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["firebasestorage.googleapis.com"],
-        description="Hosts images may be fetched from (JSON list).",
+        description="Hosts images may be fetched from (comma-separated, or a JSON list).",
     )
     image_max_bytes: int = Field(
         default=5_000_000, gt=0, description="Largest image fetched, in bytes."
@@ -109,10 +138,11 @@ class Settings(BaseSettings):
         "suggests claims to formulate, open questions, contradictions to check).",
     )
 
-    load_dirs: list[Path] = Field(
+    load_dirs: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
-        description="Directories the load_dataset tool may read files from (JSON list; "
-        "symlinks resolved). Empty: assistants cannot load files.",
+        description="Directories the load_dataset tool may read files from (one path, several "
+        f"separated by {os.pathsep!r}, or a JSON list; symlinks resolved). Empty: assistants "
+        "cannot load files.",
     )
     task_wait_max_seconds: float = Field(
         default=60.0,
@@ -127,16 +157,17 @@ class Settings(BaseSettings):
     http_port: int = Field(
         default=7879, ge=0, le=65535, description="Port `labbrain serve` listens on."
     )
-    http_allowed_hosts: list[str] = Field(
+    http_allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host header values the endpoint accepts besides the bound host, localhost "
-        "and 127.0.0.1 with its port (JSON list; 'name' allows any port, '*' any host). "
-        "Guards against DNS rebinding.",
+        "and 127.0.0.1 with its port (comma-separated, or a JSON list; 'name' allows any port, "
+        "'*' any host). Guards against DNS rebinding.",
     )
-    http_allowed_origins: list[str] = Field(
+    http_allowed_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Origins (e.g. 'https://lab.example.org') whose pages may call the endpoint "
-        "besides its own (JSON list); browsers' requests from any other origin are refused.",
+        "besides its own (comma-separated, or a JSON list); browsers' requests from any other "
+        "origin are refused.",
     )
     http_max_request_bytes: int = Field(
         default=1_000_000, gt=0, description="Largest HTTP request body (or query string)."
@@ -242,6 +273,19 @@ class Settings(BaseSettings):
         description="How often (at most) a process rechecks the remote store's load records to "
         "bring its local text index up to date with loads made by other processes.",
     )
+
+    @field_validator("load_dirs", mode="before")
+    @classmethod
+    def _path_list(cls, value: Any) -> Any:
+        """Paths as written in the environment: one path, several separated by the
+        platform's path separator (``:`` or ``;``, as PATH), or a JSON list."""
+        return _text_list(value, os.pathsep)
+
+    @field_validator("image_hosts", "http_allowed_hosts", "http_allowed_origins", mode="before")
+    @classmethod
+    def _name_list(cls, value: Any) -> Any:
+        """Names as written in the environment: comma-separated, or a JSON list."""
+        return _text_list(value, ",")
 
     @field_validator("endpoint", "update_endpoint", "gsp_endpoint")
     @classmethod

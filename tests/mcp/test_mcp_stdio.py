@@ -221,7 +221,7 @@ def test_agent_memory_and_tasks_survive_a_server_restart(tmp_path: Path) -> None
     exports = tmp_path / "exports"
     exports.mkdir()
     (exports / "sample.jsonld").write_bytes(SAMPLE.read_bytes())
-    env = {"LABBRAIN_LOAD_DIRS": json.dumps([str(exports)])}
+    env = {"LABBRAIN_LOAD_DIRS": str(exports)}  # a plain path, as the refusal invites
     params = StdioServerParameters(
         command=LABBRAIN, args=["--store", str(store), "mcp", "--toolsets", "all"], env=env
     )

@@ -8,6 +8,7 @@ uses the file system's metadata only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +26,8 @@ def allowed_file(path: str, directories: Sequence[Path]) -> Path:
         raise PathNotAllowed(
             path,
             "assistants may not load files: the user has to list the directories they may "
-            "read in LABBRAIN_LOAD_DIRS",
+            "read in LABBRAIN_LOAD_DIRS (e.g. LABBRAIN_LOAD_DIRS=/data/exports, several "
+            f"separated by {os.pathsep!r}; `labbrain mcp-config --load-dir DIR` writes it)",
         )
     if "\x00" in path:
         raise PathNotAllowed(path.replace("\x00", "\\0"), "a path cannot contain NUL")
