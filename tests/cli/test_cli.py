@@ -633,6 +633,14 @@ def test_query_syntax_error_shows_position(loaded: Target) -> None:
     assert "line 3, column 1" in line
 
 
+def test_a_misspelt_query_form_names_the_forms(loaded: Target) -> None:
+    line = one_line_error(invoke(loaded, "query", "SELEC ?x WHERE { ?x ?p ?o }"), 2, "SELEC")
+    assert line.endswith(
+        "SPARQL syntax error (line 1, column 1): expected a query form: SELECT, CONSTRUCT, "
+        "DESCRIBE or ASK; found 'SELEC'"
+    )
+
+
 def test_query_refuses_updates_without_update_flag(loaded: Target) -> None:
     before = snapshot(loaded)
     insert = 'INSERT DATA { GRAPH <http://example.org/g> { <http://example.org/a> <http://example.org/b> "c" } }'

@@ -607,6 +607,15 @@ def test_graph_store_errors(client: TestClient) -> None:
 
 
 # ---------------------------------------------------------------------------- bad input
+def test_a_misspelt_query_form_names_the_forms(client: TestClient) -> None:
+    response = client.get("/sparql", params={"query": "SELEC ?x WHERE { ?x ?p ?o }"})
+    error = error_of(response)
+    assert response.status_code == 400 and (error["line"], error["column"]) == (1, 1)
+    assert error["message"].endswith(
+        "expected a query form: SELECT, CONSTRUCT, DESCRIBE or ASK; found 'SELEC'"
+    )
+
+
 def test_malformed_query_is_400_with_position(client: TestClient) -> None:
     response = client.post("/sparql", data={"query": "SELECT ?x WHERE {\n  ?x ?y\n}"})
     assert response.status_code == 400

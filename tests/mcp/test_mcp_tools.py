@@ -2489,6 +2489,11 @@ def test_sparql_syntax_error(call: CallFn) -> None:
     assert "syntax" in error(call("sparql_query", {"query": "SELECT ?s WHERE { ?s ?p "})).lower()
 
 
+def test_a_misspelt_query_form_names_the_forms(call: CallFn) -> None:
+    message = error(call("sparql_query", {"query": "SELEC ?s WHERE { ?s ?p ?o }"}))
+    assert "expected a query form: SELECT, CONSTRUCT, DESCRIBE or ASK; found 'SELEC'" in message
+
+
 # ---------------------------------------------------------------------------------------
 # resources and prompts
 # ---------------------------------------------------------------------------------------

@@ -238,8 +238,17 @@ def dump_graphs(
         serialize((q.triple for q in quads), output, fmt, prefixes=declared)
 
 
-def parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
-    """Turn pyoxigraph's SyntaxError into a QuerySyntaxError with a 1-based position."""
+def parse_syntax_error(
+    err: SyntaxError, text: str | None = None, *, update: bool = False
+) -> QuerySyntaxError:
+    """Turn pyoxigraph's SyntaxError into a QuerySyntaxError with a 1-based position. Given
+    the query's ``text`` (an update's, with ``update``), a text whose first word after its
+    prologue is no query (update) form is told which forms there are, at that word, instead
+    of the engine's guess at one keyword."""
+    if text is not None:
+        misspelt = form_problem(text, update=update)
+        if misspelt is not None:
+            return misspelt
     message = str(err).strip()
     line = column = None
     # pyoxigraph reports "error at LINE:COLUMN: ...", both 1-based.
@@ -248,3 +257,41 @@ def parse_syntax_error(err: SyntaxError) -> QuerySyntaxError:
         line, column = int(match.group(1)), int(match.group(2))
         message = message[match.end() :]
     return QuerySyntaxError(message, line, column)
+
+
+QUERY_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
+UPDATE_FORMS = (
+    "INSERT",
+    "DELETE",
+    "WITH",
+    "LOAD",
+    "CLEAR",
+    "CREATE",
+    "DROP",
+    "COPY",
+    "MOVE",
+    "ADD",
+)
+#: What may come before a query's form: blanks, comments, PREFIX and BASE declarations.
+_PROLOGUE = re.compile(r"(?:\s+|#[^\n]*|(?i:PREFIX)\s+[^\s:]*:\s*<[^>]*>|(?i:BASE)\s*<[^>]*>)*")
+_WORD = re.compile(r"[^\s{}()<>#]+")
+
+
+def form_problem(text: str, *, update: bool = False) -> QuerySyntaxError | None:
+    """None when the first word of ``text`` after its prologue is a query form (SELECT,
+    CONSTRUCT, DESCRIBE, ASK; with ``update`` an update's: INSERT, DELETE, ...); else the
+    error naming the forms and what was found, at that word (1-based line and column).
+    Several updates (``;``) are judged by the first."""
+    at = _PROLOGUE.match(text).end()  # type: ignore[union-attr]  # matches the empty text
+    word = _WORD.match(text, at)
+    forms = UPDATE_FORMS if update else QUERY_FORMS
+    if word is not None and word.group().upper() in forms:
+        return None
+    found = f"{word.group()[:40]!r}" if word is not None else "nothing"
+    if word is None and at < len(text):
+        found = repr(text[at : at + 10])
+    kind = "an update" if update else "a query form"
+    named = ", ".join(forms[:-1]) + " or " + forms[-1]
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return QuerySyntaxError(f"expected {kind}: {named}; found {found}", line, column)

@@ -419,7 +419,7 @@ class OxigraphStore:
                 use_default_graph_as_union=union,
             )
         except SyntaxError as err:
-            raise parse_syntax_error(err) from None
+            raise parse_syntax_error(err, sparql) from None
 
     def graphs(self) -> list[str]:
         """Named graphs holding at least one quad, sorted by IRI."""
@@ -453,7 +453,7 @@ class OxigraphStore:
             try:
                 self._store.update(sparql, prefixes=PREFIXES)
             except SyntaxError as err:
-                raise parse_syntax_error(err) from None
+                raise parse_syntax_error(err, sparql, update=True) from None
 
     def add_quads(self, quads: Iterable[Quad]) -> None:
         """Add ``quads`` in one transaction."""

@@ -812,7 +812,7 @@ def _check_query_syntax(sparql: str) -> type:
     try:
         result = Store().query(sparql, prefixes=PREFIXES)
     except SyntaxError as err:
-        raise parse_syntax_error(err) from None
+        raise parse_syntax_error(err, sparql) from None
     return type(result)
 
 
@@ -846,7 +846,7 @@ def _check_update_syntax(sparql: str) -> None:
     try:
         Store().update(sparql, prefixes=PREFIXES)
     except SyntaxError as err:
-        raise parse_syntax_error(err) from None
+        raise parse_syntax_error(err, sparql, update=True) from None
     except (RuntimeError, OSError):
         pass  # a runtime failure on the empty store (e.g. MOVE of a missing graph) is fine
 
