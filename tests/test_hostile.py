@@ -537,29 +537,35 @@ def listener() -> Iterator[Listener]:
     target.close()
 
 
-def _egress_queries(port: int) -> tuple[list[str], list[str]]:
-    """Queries and updates that would reach ``port`` if the engine ran them."""
+def _egress_queries(port: int) -> tuple[list[str], list[str], list[str]]:
+    """Queries and updates that would reach ``port`` if the engine ran them (refused), and
+    queries naming graphs at ``port`` as their dataset (answered, those graphs empty)."""
     url = f"http://127.0.0.1:{port}/sparql"
     queries = [
         f"SELECT * WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}",
         f"SELECT * WHERE {{ SERVICE SILENT <{url}> {{ ?s ?p ?o }} }}",
         f"PREFIX r: <http://127.0.0.1:{port}/> SELECT * WHERE {{ service r:sparql {{ ?s ?p ?o }} }}",
-        f"SELECT * FROM <{url}> WHERE {{ ?s ?p ?o }}",
-        f"SELECT * FROM NAMED <{url}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}",
-        f"BASE <http://127.0.0.1:{port}/> SELECT * FROM <data.ttl> WHERE {{ ?s ?p ?o }}",
     ]
     updates = [
         f"LOAD <{url}>",
         f"LOAD SILENT <{url}> INTO GRAPH <urn:x>",
         f"INSERT {{ GRAPH <urn:x> {{ ?s ?p ?o }} }} WHERE {{ SERVICE <{url}> {{ ?s ?p ?o }} }}",
     ]
-    return queries, updates
+    remote_datasets = [
+        f"SELECT * FROM <{url}> WHERE {{ ?s ?p ?o }}",
+        f"SELECT * FROM NAMED <{url}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}",
+        f"BASE <http://127.0.0.1:{port}/> SELECT * FROM <data.ttl> WHERE {{ ?s ?p ?o }}",
+    ]
+    return queries, updates, remote_datasets
 
 
-def test_service_load_and_remote_from_are_refused_on_every_surface(
+def test_service_and_load_are_refused_and_remote_graphs_are_empty_on_every_surface(
     listener: Listener, store_dir: Path
 ) -> None:
-    queries, updates = _egress_queries(listener.port)
+    """SERVICE and LOAD are refused; a FROM / FROM NAMED naming a graph elsewhere is an empty
+    graph (the SPARQL protocol's reading), answered with no rows. Nothing reaches the
+    listener, and the store is unchanged."""
+    queries, updates, remote_datasets = _egress_queries(listener.port)
     with LabBrain(settings_for(store_dir)) as brain:
         brain.load(str(SAMPLE))
         before = fingerprint(brain)
@@ -570,28 +576,32 @@ def test_service_load_and_remote_from_are_refused_on_every_surface(
         for update in updates:
             with pytest.raises(QueryNotAllowed):
                 brain.query(update, update=True)
+        for query in remote_datasets:
+            assert list(brain.query(query)) == [], query  # type: ignore[arg-type]
 
-        async def mcp_calls() -> list[Any]:
+        async def mcp_calls(texts: list[str]) -> list[Any]:
             async with Client(build_server(brain)) as client:
-                return [await client.call_tool("sparql_query", {"query": q}) for q in queries]
+                return [await client.call_tool("sparql_query", {"query": q}) for q in texts]
 
-        for answer in asyncio.run(mcp_calls()):
-            assert answer.is_error
-            assert "is not allowed" in answer.content[0].text or "names no graph" in (
-                answer.content[0].text
-            )
+        for answer in asyncio.run(mcp_calls(queries)):
+            assert answer.is_error and "is not allowed" in answer.content[0].text
+        for answer in asyncio.run(mcp_calls(remote_datasets)):
+            assert not answer.is_error and answer.structured_content["rows"] == []
     runner = CliRunner()
     store = ["--store", str(store_dir)]
     for query in queries:  # labbrain query
         result = runner.invoke(main, [*store, "query", query])
         assert result.exit_code != 0 and "error:" in result.output, query
+    for query in remote_datasets:
+        result = runner.invoke(main, [*store, "query", "--format", "csv", query])
+        assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1, result.output
     for update in updates:  # labbrain query --update
         result = runner.invoke(main, [*store, "query", "--update", update])
         assert result.exit_code != 0 and "not allowed" in result.output, update
     for statement in queries + updates:  # labbrain console, script mode
         result = runner.invoke(main, [*store, "console", "--update"], input=statement + "\n\n")
         assert result.exit_code != 0, statement
-        assert "not allowed" in result.output or "names no graph" in result.output, result.output
+        assert "not allowed" in result.output, result.output
     # The HTTP endpoint: queries by GET and POST, updates with the token.
     settings = settings_for(store_dir, update_token="tok", http_query_workers=1)
     with LabBrain(settings) as brain:
@@ -599,6 +609,14 @@ def test_service_load_and_remote_from_are_refused_on_every_surface(
             for query in queries:
                 assert c.get("/sparql", params={"query": query}).status_code == 403
                 assert c.post("/sparql", data={"query": query}).status_code == 403
+            accept = {"Accept": "application/sparql-results+json"}
+            for query in remote_datasets:
+                answer = c.get("/sparql", params={"query": query}, headers=accept)
+                assert answer.status_code == 200 and answer.json()["results"]["bindings"] == []
+                assert (
+                    f"<http://127.0.0.1:{listener.port}/"
+                    in answer.headers["x-labbrain-empty-graphs"]
+                )
             auth = {"Authorization": "Bearer tok"}
             for update in updates:
                 answer = c.post("/sparql", data={"update": update}, headers=auth)

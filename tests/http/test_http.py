@@ -140,6 +140,15 @@ def select_rows(response: httpx2.Response) -> list[dict[str, str]]:
     return [{k: v["value"] for k, v in row.items()} for row in data["results"]["bindings"]]
 
 
+def boolean_of(response: httpx2.Response) -> bool:
+    """The answer of an ASK query (SPARQL results in JSON)."""
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/sparql-results+json"
+    answer = response.json()["boolean"]
+    assert isinstance(answer, bool)
+    return answer
+
+
 # ---------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -504,13 +513,26 @@ def test_dataset_parameters_in_every_query_form(
         assert found == expected, (query, graph)
 
 
-def test_dataset_parameters_refuse_graphs_the_store_lacks(client: TestClient) -> None:
-    for name in ("default-graph-uri", "named-graph-uri"):
-        response = ask_with(client, "ASK {}", [(name, "http://example.org/remote.ttl")])
-        assert response.status_code == 403
-        error = error_of(response)
-        assert error["type"] == "QueryNotAllowed"
-        assert f"{name} <http://example.org/remote.ttl> names no graph" in error["message"]
+def test_dataset_parameters_naming_graphs_the_store_lacks_give_empty_graphs(
+    client: TestClient,
+) -> None:
+    """The protocol reads a graph the store does not hold as an empty graph (nothing is
+    fetched); the answer names it in a header."""
+    remote = "http://example.org/remote.ttl"
+    any_triple = "ASK { ?s ?p ?o }"
+    alone = ask_with(client, any_triple, [("default-graph-uri", remote)])
+    assert alone.status_code == 200 and boolean_of(alone) is False
+    assert alone.headers["x-labbrain-empty-graphs"] == f"<{remote}>"
+    beside = ask_with(
+        client, any_triple, [("default-graph-uri", remote), ("default-graph-uri", SAMPLE_GRAPH)]
+    )
+    assert beside.status_code == 200 and boolean_of(beside) is True
+    named = ask_with(client, "ASK { GRAPH ?g { ?s ?p ?o } }", [("named-graph-uri", remote)])
+    assert named.status_code == 200 and boolean_of(named) is False
+    held = ask_with(client, any_triple, [("default-graph-uri", SAMPLE_GRAPH)])
+    assert "x-labbrain-empty-graphs" not in held.headers
+    in_text = client.get("/sparql", params={"query": f"ASK FROM <{remote}> {{ ?s ?p ?o }}"})
+    assert in_text.status_code == 200 and in_text.headers["x-labbrain-empty-graphs"]
     for bad in ("", "not an IRI", "<urn:a>"):
         response = ask_with(client, "ASK {}", [("default-graph-uri", bad)])
         assert response.status_code == 400
@@ -629,14 +651,6 @@ def test_malformed_query_is_400_with_position(client: TestClient) -> None:
     ("query", "reason"),
     [
         ("SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }", "SERVICE"),
-        (
-            "SELECT * FROM <http://example.org/remote.ttl> WHERE { ?s ?p ?o }",
-            "FROM <http://example.org/remote.ttl>",
-        ),
-        (
-            "SELECT * FROM NAMED <https://example.org/g> WHERE { GRAPH ?g { ?s ?p ?o } }",
-            "FROM <https://example.org/g>",
-        ),
         ("INSERT DATA { <urn:a> <urn:b> <urn:c> }", "this is a SPARQL update"),
     ],
 )
@@ -1404,15 +1418,14 @@ def test_dataset_clause_replaces_from_and_keeps_lines() -> None:
     assert with_dataset(query, Dataset()) == query
 
 
-def test_check_query_refuses_remote_from_only_when_asked() -> None:
-    from labbrain.errors import QueryNotAllowed
+def test_check_query_names_the_graphs_the_store_lacks() -> None:
     from labbrain.rdf.sparql_policy import check_query
 
     remote = "SELECT * FROM <http://example.org/data.ttl> WHERE { ?s ?p ?o }"
-    check_query(remote)  # callers that pass no graphs keep the old behaviour
-    with pytest.raises(QueryNotAllowed, match="names no graph of this store"):
-        check_query(remote, graphs=lambda: [SAMPLE_GRAPH])
-    check_query(f"SELECT * FROM <{SAMPLE_GRAPH}> {{ ?s ?p ?o }}", graphs=lambda: [SAMPLE_GRAPH])
+    assert check_query(remote) == []  # callers that pass no graphs learn nothing
+    assert check_query(remote, graphs=lambda: [SAMPLE_GRAPH]) == ["http://example.org/data.ttl"]
+    both = f"SELECT * FROM <{SAMPLE_GRAPH}> FROM NAMED <urn:none> {{ ?s ?p ?o }}"
+    assert check_query(both, graphs=lambda: [SAMPLE_GRAPH]) == ["urn:none"]
     asked = []
     check_query("SELECT * { ?s ?p ?o }", graphs=lambda: asked.append(1) or [])
     assert asked == []  # no FROM: the store's graphs are not even listed

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hmac
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from urllib.parse import parse_qs, parse_qsl
@@ -39,10 +39,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound, LabbrainError, QueryNotAllowed
+from labbrain.errors import GraphNotFound, LabbrainError
 from labbrain.http.dataset import (
-    QUERY_PARAMS,
-    Dataset,
     query_dataset,
     refuse_for_query,
     refuse_for_update,
@@ -67,6 +65,10 @@ from labbrain.store.base import QuadStore
 from labbrain.store.fresh import FreshStore
 from labbrain.store.remote.http import TRUNCATED_HEADER
 from labbrain.store.threads import confined
+
+#: The answer's header naming the graphs a query named (FROM, FROM NAMED, the dataset
+#: parameters) that the store does not hold: each was an empty graph, nothing was fetched.
+EMPTY_GRAPHS_HEADER = "X-Labbrain-Empty-Graphs"
 
 #: pyoxigraph names JSON-LD by a newer IRI; the W3C formats namespace calls it formats:JSON-LD.
 _FORMAT_IRIS = {"jsonld": W3C_FORMATS + "JSON-LD"}
@@ -196,21 +198,6 @@ async def _parameters(request: Request) -> tuple[dict[str, list[str]], str | Non
     return parameters(request.method, request.scope["query_string"], _media_type(request), body)
 
 
-def _check_dataset(dataset: Dataset, graphs: Callable[[], list[str]]) -> None:
-    """Raise QueryNotAllowed when a dataset parameter names a graph the store does not hold
-    (as check_query does for FROM)."""
-    if not dataset:
-        return
-    known = set(graphs())
-    for name, iris in zip(QUERY_PARAMS, (dataset.default, dataset.named), strict=True):
-        for iri in iris:
-            if iri not in known:
-                raise QueryNotAllowed(
-                    f"{name} <{iri}> names no graph of this store: labbrain never fetches "
-                    "remote graphs (the service description lists the store's graphs)"
-                )
-
-
 # ---------------------------------------------------------------------------- /sparql
 async def sparql(request: Request) -> Response:
     """The SPARQL 1.1 Protocol endpoint (queries, updates, service description)."""
@@ -239,9 +226,10 @@ async def answer_query(
         raise HttpError(400, "ProtocolError", "the query is empty")
     dataset = query_dataset(params)
     store = endpoint.brain.store
-    _check_dataset(dataset, store.graphs)
     query = with_dataset(query, dataset)
-    check_query(query, graphs=store.graphs)
+    # Graphs named (FROM, or the dataset parameters) that the store does not hold are empty
+    # graphs, never fetched; the answer says which.
+    absent = check_query(query, graphs=store.graphs)
     job = QueryJob(
         query=query,
         accept=accept,
@@ -270,6 +258,8 @@ async def answer_query(
         ("vary", "Accept"),
         ("cache-control", "no-store"),
     ]
+    if absent:
+        headers.append((EMPTY_GRAPHS_HEADER.lower(), " ".join(f"<{iri}>" for iri in absent)))
     if answer.truncated:
         headers.append((TRUNCATED_HEADER.lower(), "true"))
         headers.append(("x-labbrain-max-rows", str(endpoint.max_rows)))

@@ -117,25 +117,19 @@ def _dataset_graphs(sparql: str) -> list[str]:
     return found
 
 
-def check_query(sparql: str, *, graphs: Callable[[], Collection[str]] | None = None) -> None:
-    """Raise QueryNotAllowed if a query uses SERVICE, or, when ``graphs`` is given (it lists
-    the store's named graphs), if FROM / FROM NAMED names a graph the store does not hold.
-    The text is read once (query_facts); the store's graphs are asked for on every call."""
+def check_query(sparql: str, *, graphs: Callable[[], Collection[str]] | None = None) -> list[str]:
+    """Raise QueryNotAllowed if a query uses SERVICE. When ``graphs`` is given (it lists the
+    store's named graphs), return the graphs FROM / FROM NAMED name that the store does not
+    hold: they are empty graphs, as the SPARQL protocol has it, never fetched (the store
+    never reaches the network for a graph). The text is read once (query_facts); the store's
+    graphs are asked for only when the query names some."""
     facts = query_facts(sparql)
     if facts.service:
         raise QueryNotAllowed("SERVICE is not allowed: labbrain never queries remote endpoints")
-    if graphs is None:
-        return
-    named = facts.graphs
-    if not named:
-        return
+    if graphs is None or not facts.graphs:
+        return []
     known = set(graphs())
-    for iri in named:
-        if iri not in known:
-            raise QueryNotAllowed(
-                f"FROM <{iri}> names no graph of this store: labbrain never fetches remote "
-                "graphs (the service description lists the store's graphs)"
-            )
+    return [iri for iri in dict.fromkeys(facts.graphs) if iri not in known]
 
 
 def looks_like_update(sparql: str) -> bool:
