@@ -638,6 +638,30 @@ def test_a_misspelt_query_form_names_the_forms(client: TestClient) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["SELECT * WHERE { ?s ?p }", "ASK {\n  ?s ?p ?o .\n  FILTER(\n}", "SELECT ?x FROM WHERE {}"],
+)
+def test_a_syntax_error_is_placed_in_the_text_sent_whatever_the_dataset(
+    client: TestClient, query: str
+) -> None:
+    """The dataset parameters are written into the query as its dataset clause; an error is
+    still reported where it is in the text the client sent (it was reported in the rewritten
+    text: a 29-character query at column 80)."""
+    alone = error_of(client.get("/sparql", params={"query": query}))
+    for dataset in ([("default-graph-uri", SAMPLE_GRAPH)], [("named-graph-uri", SAMPLE_GRAPH)]):
+        response = client.get("/sparql", params=[("query", query), *dataset])
+        assert response.status_code == 400
+        error = error_of(response)
+        assert (error["line"], error["column"], error["message"]) == (
+            alone["line"],
+            alone["column"],
+            alone["message"],
+        )
+        lines = query.split("\n")
+        assert 1 <= error["column"] <= len(lines[error["line"] - 1]) + 1
+
+
 def test_malformed_query_is_400_with_position(client: TestClient) -> None:
     response = client.post("/sparql", data={"query": "SELECT ?x WHERE {\n  ?x ?y\n}"})
     assert response.status_code == 400

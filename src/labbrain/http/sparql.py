@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound, LabbrainError
+from labbrain.errors import GraphNotFound, LabbrainError, QuerySyntaxError
 from labbrain.http.dataset import (
     query_dataset,
     refuse_for_query,
@@ -61,7 +61,7 @@ from labbrain.http.results import (
 )
 from labbrain.rdf.namespaces import DCT, RDF, SD, W3C_FORMATS, graph_iri
 from labbrain.rdf.sparql_policy import check_query, dataset_graphs
-from labbrain.store.base import QuadStore
+from labbrain.store.base import QuadStore, query_syntax_error
 from labbrain.store.fresh import FreshStore
 from labbrain.store.remote.http import TRUNCATED_HEADER
 from labbrain.store.threads import confined
@@ -224,9 +224,22 @@ async def answer_query(
     requested = _single(params, "format")
     if not query.strip():
         raise HttpError(400, "ProtocolError", "the query is empty")
-    dataset = query_dataset(params)
+    asked, query = query, with_dataset(query, query_dataset(params))
+    try:
+        return await _answer(endpoint, query, requested, accept)
+    except QuerySyntaxError:
+        if query == asked:
+            raise
+        # The engine parsed the text with the dataset written in: say where the error is
+        # in the text the client sent.
+        raise query_syntax_error(asked) or QuerySyntaxError("the query does not parse") from None
+
+
+async def _answer(
+    endpoint: Endpoint, query: str, requested: str | None, accept: str | None
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    """(status, headers, body) of ``query`` (its dataset clause final): see answer_query."""
     store = endpoint.brain.store
-    query = with_dataset(query, dataset)
     # Graphs named (FROM, or the dataset parameters) that the store does not hold are empty
     # graphs, never fetched; the answer says which.
     absent = check_query(query, graphs=store.graphs)

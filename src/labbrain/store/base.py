@@ -259,6 +259,18 @@ def parse_syntax_error(
     return QuerySyntaxError(message, line, column)
 
 
+def query_syntax_error(text: str) -> QuerySyntaxError | None:
+    """The syntax error of the query ``text`` (positions in that text), or None when it
+    parses. Parsed by running it on an empty store: nothing is read."""
+    from pyoxigraph import Store
+
+    try:
+        Store().query(text, prefixes=PREFIXES)
+    except SyntaxError as err:
+        return parse_syntax_error(err, text)
+    return None
+
+
 QUERY_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
 UPDATE_FORMS = (
     "INSERT",
