@@ -43,7 +43,7 @@ from labbrain.rdf.sparql_policy import check_update, looks_like_update
 from labbrain.settings import Settings
 from labbrain.store import templates
 from labbrain.store.backends import open_backend
-from labbrain.store.base import QuadStore, QueryResult, read_query
+from labbrain.store.base import BASE_IRI, QuadStore, QueryResult, read_query
 from labbrain.store.export import export as export_graphs
 from labbrain.store.fresh import FreshStore
 from labbrain.store.ontology import ensure_ontology
@@ -218,7 +218,9 @@ class LabBrain:
         return self.index.sync(self.store, force=True)
 
     # ------------------------------------------------------------------ reading
-    def query(self, sparql: str, *, update: bool = False) -> QueryResult | None:
+    def query(
+        self, sparql: str, *, update: bool = False, base_iri: str = BASE_IRI
+    ) -> QueryResult | None:
         """Run a user's SPARQL query (or update, when ``update`` and the store is writable).
 
         The default graph of a query is the union of all named graphs unless it names its
@@ -231,11 +233,11 @@ class LabBrain:
             if self.read_only:
                 raise QueryNotAllowed("updates need a writable store (drop --read-only)")
             check_update(sparql)
-            self.store.update(sparql)
+            self.store.update(sparql, base_iri=base_iri)
             self.index.sync(self.store)
             return None
         try:
-            return read_query(self.store, sparql)
+            return read_query(self.store, sparql, base_iri=base_iri)
         except QuerySyntaxError:
             if looks_like_update(sparql):
                 raise QueryNotAllowed(

@@ -633,6 +633,27 @@ def test_query_syntax_error_shows_position(loaded: Target) -> None:
     assert "line 3, column 1" in line
 
 
+def test_relative_iris_resolve_against_the_documented_base(loaded: Target) -> None:
+    """A relative IRI in a query or an update is resolved against labbrain's base (it was a
+    syntax error); a BASE in the text wins. On every backend (the remote one is sent the
+    base in the text)."""
+    base = "https://w3id.org/labbrain/base/"
+    asked = invoke(loaded, "query", "--format", "csv", "SELECT (<s> AS ?x) {}")
+    assert asked.exit_code == 0, asked.output
+    assert asked.stdout.splitlines() == ["x", base + "s"]
+    own = invoke(loaded, "query", "--format", "csv", "BASE <http://ex.org/> SELECT (<s> AS ?x) {}")
+    assert own.exit_code == 0, own.output
+    assert own.stdout.splitlines() == ["x", "http://ex.org/s"]
+    written = invoke(
+        loaded, "query", "--update", 'INSERT DATA { GRAPH <rel-g> { <s> <p> "relative" } }'
+    )
+    assert written.exit_code == 0, written.output
+    found = invoke(
+        loaded, "query", "--format", "csv", 'SELECT ?g { GRAPH ?g { ?s ?p "relative" } }'
+    )
+    assert base + "rel-g" in found.stdout.splitlines()
+
+
 def test_a_misspelt_query_form_names_the_forms(loaded: Target) -> None:
     line = one_line_error(invoke(loaded, "query", "SELEC ?x WHERE { ?x ?p ?o }"), 2, "SELEC")
     assert line.endswith(

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -629,6 +630,40 @@ def test_graph_store_errors(client: TestClient) -> None:
 
 
 # ---------------------------------------------------------------------------- bad input
+def test_relative_iris_resolve_against_the_endpoint_url() -> None:
+    """As the Oxigraph server does (and the protocol lets the service choose): a relative IRI
+    in a query or an update is resolved against the endpoint's URL; it was a 400 with
+    "expected one of IRI parsing failed, WHERE"."""
+    with tempfile.TemporaryDirectory() as where:
+        settings = http_settings(load_sample(Path(where) / "store"), update_token=TOKEN)
+        with LabBrain(settings) as brain:
+            app = build_app(brain, allow_update=True)
+            with TestClient(app, base_url=BASE) as http:
+                made = http.get(
+                    "/sparql",
+                    params={"query": "CONSTRUCT { <s> <p> 1 } WHERE {}"},
+                    headers={"Accept": "application/n-triples"},
+                )
+                assert made.status_code == 200, made.text
+                (triple,) = parse(made.content, RdfFormat.N_TRIPLES)
+                assert (triple.subject, triple.predicate) == (
+                    NamedNode(BASE + "/s"),
+                    NamedNode(BASE + "/p"),
+                )
+                written = http.post(
+                    "/sparql",
+                    data={"update": 'INSERT DATA { GRAPH <rel-g> { <s> <p> "relative" } }'},
+                    headers={"Authorization": f"Bearer {TOKEN}"},
+                )
+                assert written.status_code == 204, written.text
+                found = select_rows(
+                    http.get(
+                        "/sparql", params={"query": 'SELECT ?g { GRAPH ?g { ?s ?p "relative" } }'}
+                    )
+                )
+                assert found == [{"g": BASE + "/rel-g"}]
+
+
 def test_a_misspelt_query_form_names_the_forms(client: TestClient) -> None:
     response = client.get("/sparql", params={"query": "SELEC ?x WHERE { ?x ?p ?o }"})
     error = error_of(response)

@@ -52,3 +52,16 @@ def test_updates_have_their_own_forms() -> None:
     assert problem is not None and problem.message.startswith("expected an update: INSERT, ")
     assert "found 'INSRT'" in problem.message
     assert form_problem("SELECT * {}", update=True) is not None
+
+
+def test_the_base_goes_before_a_text_without_one_of_its_own() -> None:
+    """What a remote store is sent (the embedded one takes the base as an argument)."""
+    from labbrain.store.base import with_base
+
+    ours = "https://w3id.org/labbrain/base/"
+    assert with_base("SELECT * {}", None) == "SELECT * {}"
+    assert with_base("SELECT * {}", ours) == f"BASE <{ours}> SELECT * {{}}"
+    own = "PREFIX ex: <http://ex.org/>\nbase <http://ex.org/> SELECT * {}"
+    assert with_base(own, ours) == own
+    commented = "# BASE <http://ex.org/> is not this query's\nSELECT * {}"
+    assert with_base(commented, ours).startswith(f"BASE <{ours}> ")

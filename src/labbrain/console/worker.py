@@ -38,7 +38,7 @@ from labbrain.errors import (
 )
 from labbrain.rdf.sparql_policy import check_query, looks_like_update
 from labbrain.settings import MEMORY_STORE
-from labbrain.store.base import QuadStore, read_query
+from labbrain.store.base import BASE_IRI, QuadStore, read_query
 from labbrain.store.isolated import run_isolated
 from labbrain.store.local import open_store
 
@@ -69,7 +69,7 @@ def statement_kind(text: str) -> Kind["query", "update"]:
     check_query(text)
     probe = open_store(MEMORY_STORE)
     try:
-        probe.query(text)
+        probe.query(text, base_iri=BASE_IRI)
     except QuerySyntaxError:
         if looks_like_update(text):
             return "update"

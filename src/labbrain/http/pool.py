@@ -68,6 +68,8 @@ class QueryJob:
     format: str | None
     max_rows: int
     union: bool = True
+    #: What relative IRIs in the query are resolved against (the endpoint's URL).
+    base_iri: str | None = None
 
 
 class QueryRunner(Protocol):
@@ -90,7 +92,7 @@ def execute(store: QuadStore, job: QueryJob) -> Answer:
     """Run ``job`` on ``store`` and serialise the answer. An update sent as a query is
     refused with QueryNotAllowed."""
     try:
-        result = store.query(job.query, union=job.union)
+        result = store.query(job.query, union=job.union, base_iri=job.base_iri)
     except QuerySyntaxError:
         if looks_like_update(job.query):
             raise QueryNotAllowed(UPDATE_AS_QUERY) from None

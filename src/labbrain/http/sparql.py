@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, parse_qsl
 import anyio
 import anyio.to_thread
 from pyoxigraph import BlankNode, Literal, NamedNode, RdfFormat, Triple
+from starlette.datastructures import URL
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -209,34 +210,52 @@ async def sparql(request: Request) -> Response:
     if query is None:
         return await _service_description(request, endpoint, requested)
     status, headers, body = await answer_query(
-        endpoint, params, query, request.headers.get("accept")
+        endpoint, params, query, request.headers.get("accept"), base_iri=_own_url(request.url)
     )
     return Response(body, status_code=status, headers=dict(headers))
 
 
+def _own_url(url: URL) -> str:
+    """The endpoint's URL, without query or fragment: the base of relative IRIs in its
+    queries and updates (as the Oxigraph server resolves them)."""
+    return str(url.replace(query="", fragment=""))
+
+
 async def answer_query(
-    endpoint: Endpoint, params: Mapping[str, list[str]], query: str, accept: str | None
+    endpoint: Endpoint,
+    params: Mapping[str, list[str]],
+    query: str,
+    accept: str | None,
+    *,
+    base_iri: str | None = None,
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """(status, headers, body) of the answer to a query request: its dataset parameters
     applied, the policy checked (sparql_policy), then run either here (a bounded lookup, see
     http_lookup) or on the runner (a worker process with the time limit), at most
-    ``max_rows`` rows. Raise HttpError or LabbrainError for an answer that is an error."""
+    ``max_rows`` rows; relative IRIs resolved against ``base_iri`` (the endpoint's URL).
+    Raise HttpError or LabbrainError for an answer that is an error."""
     requested = _single(params, "format")
     if not query.strip():
         raise HttpError(400, "ProtocolError", "the query is empty")
     asked, query = query, with_dataset(query, query_dataset(params))
     try:
-        return await _answer(endpoint, query, requested, accept)
+        return await _answer(endpoint, query, requested, accept, base_iri)
     except QuerySyntaxError:
         if query == asked:
             raise
         # The engine parsed the text with the dataset written in: say where the error is
         # in the text the client sent.
-        raise query_syntax_error(asked) or QuerySyntaxError("the query does not parse") from None
+        raise query_syntax_error(asked, base_iri) or QuerySyntaxError(
+            "the query does not parse"
+        ) from None
 
 
 async def _answer(
-    endpoint: Endpoint, query: str, requested: str | None, accept: str | None
+    endpoint: Endpoint,
+    query: str,
+    requested: str | None,
+    accept: str | None,
+    base_iri: str | None,
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """(status, headers, body) of ``query`` (its dataset clause final): see answer_query."""
     store = endpoint.brain.store
@@ -249,6 +268,7 @@ async def _answer(
         format=requested,
         max_rows=endpoint.max_rows,
         union=not dataset_graphs(query),
+        base_iri=base_iri,
     )
     if endpoint.lookups is not None and answers_in_process(query, endpoint.max_rows):
         # Bounded (http_lookup): no worker is needed to stop it, so it runs here, on the
@@ -323,7 +343,10 @@ class QueryRequests:
             if update is not None or query is None:
                 await self.app(scope, _replay(body, receive), send)
                 return
-            status, headers, content = await answer_query(self.endpoint, params, query, accept)
+            own = _own_url(URL(scope=scope))
+            status, headers, content = await answer_query(
+                self.endpoint, params, query, accept, base_iri=own
+            )
         except HttpError as error:
             await from_http_error(error)(scope, receive, send)
             return
@@ -389,7 +412,11 @@ async def _update(request: Request, endpoint: Endpoint, text: str) -> Response:
     if not text.strip():
         raise HttpError(400, "ProtocolError", "the update is empty")
     async with endpoint.update_lock:
-        await anyio.to_thread.run_sync(confined(partial(endpoint.brain.query, text, update=True)))
+        await anyio.to_thread.run_sync(
+            confined(
+                partial(endpoint.brain.query, text, update=True, base_iri=_own_url(request.url))
+            )
+        )
     return Response(status_code=204)
 
 
@@ -443,7 +470,7 @@ async def _service_description(
     request: Request, endpoint: Endpoint, requested: str | None
 ) -> Response:
     fmt = choose_format("graph", request.headers.get("accept"), requested)
-    url = str(request.url.replace(query="", fragment=""))
+    url = _own_url(request.url)
     graphs = await anyio.to_thread.run_sync(confined(endpoint.brain.store.graphs))
     triples = describe_service(url, graphs, allow_update=endpoint.allow_update)
     body = write_graph(triples, fmt, {"sd": SD, "formats": W3C_FORMATS})

@@ -20,7 +20,7 @@ from labbrain.errors import (
     QuerySyntaxError,
 )
 from labbrain.rdf.sparql_policy import check_query, looks_like_update
-from labbrain.store.base import QuadStore, read_query
+from labbrain.store.base import BASE_IRI, QuadStore, read_query
 from labbrain.store.isolated import run_isolated
 from labbrain.store.local import open_store
 from labbrain.store.templates import python_value
@@ -90,7 +90,7 @@ def _check_parses(query: str) -> None:
     """Raise QuerySyntaxError (or QueryNotAllowed for an update) before running anything:
     the query is tried on an empty store, which answers at once."""
     try:
-        open_store(":memory:").query(query)
+        open_store(":memory:").query(query, base_iri=BASE_IRI)
     except QuerySyntaxError:
         if looks_like_update(query):
             raise QueryNotAllowed("updates are not allowed here; this tool only reads") from None

@@ -114,13 +114,19 @@ class QuadStore(Protocol):
     restore_undone: bool
 
     def query(
-        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+        self,
+        sparql: str,
+        *,
+        substitutions: Substitutions | None = None,
+        union: bool = False,
+        base_iri: str | None = None,
     ) -> QueryResult:
-        """Run a SPARQL query; ``union`` makes the default graph the union of all graphs."""
+        """Run a SPARQL query; ``union`` makes the default graph the union of all graphs;
+        relative IRIs are resolved against ``base_iri`` (a BASE in the text wins)."""
         ...
 
-    def update(self, sparql: str) -> None:
-        """Run a SPARQL update as one transaction."""
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
+        """Run a SPARQL update as one transaction (relative IRIs against ``base_iri``)."""
         ...
 
     def add_quads(self, quads: Iterable[Quad]) -> None:
@@ -202,13 +208,31 @@ class QuadStore(Protocol):
         ...
 
 
-def read_query(store: QuadStore, sparql: str) -> QueryResult:
+#: What relative IRIs in a person's query or update are resolved against, where the surface
+#: has no address of its own (the CLI, the console, ``sparql_query``; the endpoint uses its
+#: URL): a BASE in the text wins.
+BASE_IRI = "https://w3id.org/labbrain/base/"
+
+
+def with_base(sparql: str, base_iri: str | None) -> str:
+    """``sparql`` with ``BASE <base_iri>`` before it, on its first line, for a store that
+    takes the base in the text; unchanged when its prologue declares a BASE of its own."""
+    if base_iri is None:
+        return sparql
+    prologue = sparql[: _PROLOGUE.match(sparql).end()]  # type: ignore[union-attr]
+    if re.search(r"(?i)(?<![\w:])BASE\s*<", re.sub(r"#[^\n]*", "", prologue)):
+        return sparql
+    return f"BASE <{base_iri}> {sparql}"
+
+
+def read_query(store: QuadStore, sparql: str, *, base_iri: str = BASE_IRI) -> QueryResult:
     """Run a person's read-only query as every surface does (CLI, console, endpoint,
     ``sparql_query``): the default graph is the union of all named graphs unless the query
-    names its dataset with FROM / FROM NAMED, each of which must be a graph of the store.
-    SERVICE and LOAD are refused (QueryNotAllowed), as the store must not reach the network."""
+    names its dataset with FROM / FROM NAMED (a graph the store does not hold is empty);
+    relative IRIs are resolved against ``base_iri``. SERVICE and LOAD are refused
+    (QueryNotAllowed), as the store must not reach the network."""
     check_query(sparql, graphs=store.graphs)
-    return store.query(sparql, union=not dataset_graphs(sparql))
+    return store.query(sparql, union=not dataset_graphs(sparql), base_iri=base_iri)
 
 
 def dump_graphs(
@@ -259,13 +283,13 @@ def parse_syntax_error(
     return QuerySyntaxError(message, line, column)
 
 
-def query_syntax_error(text: str) -> QuerySyntaxError | None:
+def query_syntax_error(text: str, base_iri: str | None = BASE_IRI) -> QuerySyntaxError | None:
     """The syntax error of the query ``text`` (positions in that text), or None when it
     parses. Parsed by running it on an empty store: nothing is read."""
     from pyoxigraph import Store
 
     try:
-        Store().query(text, prefixes=PREFIXES)
+        Store().query(text, prefixes=PREFIXES, base_iri=base_iri)
     except SyntaxError as err:
         return parse_syntax_error(err, text)
     return None

@@ -207,10 +207,17 @@ class FreshStore:
 
     # ------------------------------------------------------------------ reading
     def query(
-        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+        self,
+        sparql: str,
+        *,
+        substitutions: Substitutions | None = None,
+        union: bool = False,
+        base_iri: str | None = None,
     ) -> QueryResult:
         """Run a SPARQL query on the store as of now."""
-        return self._view().query(sparql, substitutions=substitutions, union=union)
+        return self._view().query(
+            sparql, substitutions=substitutions, union=union, base_iri=base_iri
+        )
 
     def quads(
         self, graph: str, subject: NamedNode | None = None, predicate: NamedNode | None = None
@@ -258,8 +265,9 @@ class FreshStore:
         self._snapshot.close()
 
     # ------------------------------------------------------------------ writing: refused
-    def update(self, sparql: str) -> None:
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
         """Refused: StoreReadOnly."""
+        del base_iri
         raise StoreReadOnly("a SPARQL update")
 
     def add_quads(self, quads: Iterable[Quad]) -> None:

@@ -407,7 +407,12 @@ class OxigraphStore:
 
     # ------------------------------------------------------------------ reading
     def query(
-        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+        self,
+        sparql: str,
+        *,
+        substitutions: Substitutions | None = None,
+        union: bool = False,
+        base_iri: str | None = None,
     ) -> QueryResult:
         """Run a SPARQL query with ``substitutions`` bound engine-side (never spliced)."""
         subs = {Variable(k): v for k, v in (substitutions or {}).items()}
@@ -417,6 +422,7 @@ class OxigraphStore:
                 prefixes=PREFIXES,
                 substitutions=subs or None,
                 use_default_graph_as_union=union,
+                base_iri=base_iri,
             )
         except SyntaxError as err:
             raise parse_syntax_error(err, sparql) from None
@@ -446,12 +452,12 @@ class OxigraphStore:
         dump_graphs(self, output, fmt, graphs, prefixes)
 
     # ------------------------------------------------------------------ writing
-    def update(self, sparql: str) -> None:
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
         """Run a SPARQL update in one transaction."""
         self._require_write("update")
         with self._write_mutex, _disk_full_as_error():
             try:
-                self._store.update(sparql, prefixes=PREFIXES)
+                self._store.update(sparql, prefixes=PREFIXES, base_iri=base_iri)
             except SyntaxError as err:
                 raise parse_syntax_error(err, sparql, update=True) from None
 

@@ -49,9 +49,15 @@ _FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
 
 def with_prologue(sparql: str) -> str:
     """``sparql`` preceded by PREFIX declarations of labbrain's predeclared prefixes (a
-    query's own declarations come later and win)."""
+    query's own declarations come later and win). A BASE the text starts with stays first:
+    Virtuoso reads a BASE only before every PREFIX."""
     lines = [f"PREFIX {name}: <{iri}>" for name, iri in PREFIXES.items()]
-    return "\n".join(lines) + "\n" + sparql
+    base = _LEADING_BASE.match(sparql)
+    head = base.group() if base else ""
+    return head + "\n".join(lines) + "\n" + sparql[len(head) :]
+
+
+_LEADING_BASE = re.compile(r"\s*BASE\s*<[^<>\s]*>\s*", re.IGNORECASE)
 
 
 def term_text(term: Term) -> str:

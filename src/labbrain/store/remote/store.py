@@ -80,6 +80,7 @@ from labbrain.store.base import (
     ThreadBoundWriter,
     dump_graphs,
     parse_syntax_error,
+    with_base,
 )
 from labbrain.store.remote.auth import HOW_TO_SET, Credentials, credentials_from_settings, refusal
 from labbrain.store.remote.http import HttpClient, Response, TransportError
@@ -356,10 +357,15 @@ class RemoteStore:
 
     # ------------------------------------------------------------------ reading
     def query(
-        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+        self,
+        sparql: str,
+        *,
+        substitutions: Substitutions | None = None,
+        union: bool = False,
+        base_iri: str | None = None,
     ) -> QueryResult:
         """Run a SPARQL query remotely; ``substitutions`` are bound by a VALUES block (BINDs
-        on Virtuoso).
+        on Virtuoso); ``base_iri`` is sent as a BASE before the text.
 
         A SELECT answer is complete or an error, even from a server that cuts answers at a row
         limit: one the server says it cut (a labbrain endpoint's row cap), or one of at least
@@ -370,7 +376,8 @@ class RemoteStore:
         Syntax errors are found here, before anything is sent, and reported with the same
         positions as the embedded store's.
         """
-        form = _check_query_syntax(sparql)
+        form = _check_query_syntax(sparql, base_iri)
+        sparql = with_base(sparql, base_iri)
         text, answer, result, size = self._send_query(sparql, substitutions, union, form)
         if form is QueryBoolean and isinstance(result, QuerySolutions):
             return _ask_rows(result, self.endpoints.query)
@@ -540,11 +547,11 @@ class RemoteStore:
         dump_graphs(self, output, fmt, graphs, prefixes, read_first=True)
 
     # ------------------------------------------------------------------ writing
-    def update(self, sparql: str) -> None:
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
         """Run a SPARQL update remotely, as one request (syntax checked here first)."""
         self._require_write("update")
-        _check_update_syntax(sparql)
-        self._post_update(sparql)
+        _check_update_syntax(sparql, base_iri)
+        self._post_update(with_base(sparql, base_iri))
 
     def add_quads(self, quads: Iterable[Quad]) -> None:
         """Add ``quads`` in one update request."""
@@ -735,13 +742,20 @@ class _CommitView:
         return self._staging if graph == self._target else graph
 
     def query(
-        self, sparql: str, *, substitutions: Substitutions | None = None, union: bool = False
+        self,
+        sparql: str,
+        *,
+        substitutions: Substitutions | None = None,
+        union: bool = False,
+        base_iri: str | None = None,
     ) -> QueryResult:
-        return self._store.query(sparql, substitutions=substitutions, union=union)
+        return self._store.query(
+            sparql, substitutions=substitutions, union=union, base_iri=base_iri
+        )
 
-    def update(self, sparql: str) -> None:
-        _check_update_syntax(sparql)
-        self.updates.append(sparql)
+    def update(self, sparql: str, *, base_iri: str | None = None) -> None:
+        _check_update_syntax(sparql, base_iri)
+        self.updates.append(with_base(sparql, base_iri))
 
     def add_quads(self, quads: Iterable[Quad]) -> None:
         self.updates.append(insert_data(quads))
@@ -805,12 +819,12 @@ class _CommitView:
 
 
 # ---------------------------------------------------------------------------- answers
-def _check_query_syntax(sparql: str) -> type:
+def _check_query_syntax(sparql: str, base_iri: str | None = None) -> type:
     """Parse ``sparql`` with pyoxigraph (on an empty store, nothing is evaluated); the kind
     of answer it has: QuerySolutions (SELECT), QueryBoolean (ASK) or QueryTriples
     (CONSTRUCT, DESCRIBE)."""
     try:
-        result = Store().query(sparql, prefixes=PREFIXES)
+        result = Store().query(sparql, prefixes=PREFIXES, base_iri=base_iri)
     except SyntaxError as err:
         raise parse_syntax_error(err, sparql) from None
     return type(result)
@@ -839,12 +853,12 @@ def _named(rows: Iterable[Mapping[str, object]] | QuerySolutions) -> list[str]:
     return sorted(g.value for row in rows if isinstance(g := row["g"], NamedNode))
 
 
-def _check_update_syntax(sparql: str) -> None:
+def _check_update_syntax(sparql: str, base_iri: str | None = None) -> None:
     """Parse an update with pyoxigraph without running it anywhere that matters: on an
     empty in-memory store, after refusing LOAD and SERVICE (which would reach the network)."""
     check_update(sparql)
     try:
-        Store().update(sparql, prefixes=PREFIXES)
+        Store().update(sparql, prefixes=PREFIXES, base_iri=base_iri)
     except SyntaxError as err:
         raise parse_syntax_error(err, sparql, update=True) from None
     except (RuntimeError, OSError):
