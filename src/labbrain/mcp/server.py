@@ -23,10 +23,18 @@ from typing import Any
 
 import anyio
 from mcp.server.context import ServerRequestContext
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp_types import ListResourcesResult, PaginatedRequestParams
+from mcp_types import (
+    CallToolResult,
+    InputRequiredResult,
+    ListResourcesResult,
+    PaginatedRequestParams,
+)
 from mcp_types import Resource as MCPResource
 from mcp_types import Tool as MCPTool
+from pydantic import ValidationError
 
 from labbrain import __version__
 from labbrain.core import LabBrain
@@ -34,6 +42,7 @@ from labbrain.errors import InputError, StoreError
 from labbrain.ingest.load import LoadReport, read_input
 from labbrain.mcp import resources
 from labbrain.mcp.announce import Announcer, dataset_uri
+from labbrain.mcp.arguments import argument_problems
 from labbrain.mcp.caps import CappedServer
 from labbrain.mcp.common import ToolContext, register
 from labbrain.mcp.listing import lean_input, lean_output
@@ -94,6 +103,19 @@ class LabbrainServer(CappedServer):
                 group.start_soon(self.announcer.run)
             await super().run_stdio_async()
             group.cancel_scope.cancel()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Call the tool; arguments that do not fit its schema are one line naming each with
+        its value and what is allowed (:func:`~labbrain.mcp.arguments.argument_problems`)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if not isinstance(error.__cause__, ValidationError):
+                raise
+            problems = argument_problems(error.__cause__)
+            raise ToolError(f"Error executing tool {name}: {problems}") from error.__cause__
 
     async def list_tools(self) -> list[MCPTool]:
         """Every registered tool, its input and output schemas made lean."""
