@@ -14,10 +14,12 @@ their queries through :func:`run_isolated`.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -92,9 +94,15 @@ def run_isolated(store: QuadStore, work: Callable[[QuadStore], T], seconds: floa
     context = process_context()
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, args=(sender, str(store.directory), work), daemon=True)
-    child.start()
-    sender.close()
+    started = False
     try:
+        # A Ctrl-C while the child is being made would leave it running, untracked (seen
+        # under load: the query went on after "cancelled"); it is held until the child is
+        # known, then raised here, where the child is killed.
+        with _interrupts_held():
+            child.start()
+            started = True
+        sender.close()
         if not receiver.poll(seconds):
             raise QueryTimeout(seconds)
         try:
@@ -102,13 +110,37 @@ def run_isolated(store: QuadStore, work: Callable[[QuadStore], T], seconds: floa
         except EOFError:
             raise QueryError("the query process ended without an answer (out of memory?)") from None
     finally:
-        if child.is_alive():
-            child.kill()
-        child.join(timeout=5)
+        if started:
+            if child.is_alive():
+                child.kill()
+            child.join(timeout=5)
+        sender.close()
         receiver.close()
     if status == "ok":
         return payload  # type: ignore[no-any-return]
     raise _decode(payload)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """While inside, a Ctrl-C (SIGINT) is noted, not acted on; on exit it is acted on as the
+    handler that was there says (a KeyboardInterrupt, by default). Only the main thread
+    handles signals: elsewhere this does nothing. (Blocking the signal would not do: the
+    kernel hands a process's SIGINT to any thread that does not block it.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: pressed.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pressed and previous is not signal.SIG_IGN:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            else:
+                raise KeyboardInterrupt
 
 
 def _child(conn: Connection, location: str, work: Callable[[QuadStore], Any]) -> None:
