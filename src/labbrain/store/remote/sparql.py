@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
 from labbrain.rdf.namespaces import LB, PREFIXES, STAGING_PREFIX, SYSTEM_GRAPH
+from labbrain.store.base import QUERY_FORMS
 
 _STAGING_TIME = "%Y%m%dT%H%M%SZ"
 
@@ -44,7 +45,6 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_FORMS = ("SELECT", "CONSTRUCT", "DESCRIBE", "ASK")
 
 
 def with_prologue(sparql: str) -> str:
@@ -94,7 +94,7 @@ def _where_group(sparql: str) -> tuple[int, int, bool]:
             expect_first = False
         if kind == "word" and depth == 0 and parens == 0:
             word = text.upper()
-            if form is None and word in _FORMS:
+            if form is None and word in QUERY_FORMS:
                 form = word
             elif word == "WHERE":
                 where_seen = True
@@ -305,7 +305,7 @@ COUNT_VARIABLE = "labbrain_rows"
 def _form_position(sparql: str) -> int:
     """Where the query form (SELECT, CONSTRUCT, ...) starts: the prologue ends there."""
     for kind, text, position in _tokens(sparql):
-        if kind == "word" and text.upper() in _FORMS:
+        if kind == "word" and text.upper() in QUERY_FORMS:
             return position
     raise ValueError("no query form (SELECT, CONSTRUCT, ASK, DESCRIBE) found")
 
