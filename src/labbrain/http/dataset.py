@@ -20,6 +20,7 @@ from pyoxigraph import NamedNode
 
 from labbrain.http.errors import HttpError
 from labbrain.rdf.sparql_policy import code_only
+from labbrain.store.base import QUERY_FORMS
 
 #: The parameters that set the dataset of a query, and those that would set an update's.
 QUERY_PARAMS = ("default-graph-uri", "named-graph-uri")
@@ -31,7 +32,7 @@ def _keyword(words: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w:?$.-])(?:{words})(?![\w:.-])", re.IGNORECASE)
 
 
-_FORM_RE = _keyword("SELECT|CONSTRUCT|DESCRIBE|ASK")
+_FORM_RE = _keyword("|".join(QUERY_FORMS))
 _FROM_RE = _keyword("FROM")
 _NAMED_RE = re.compile(r"\s*(?:NAMED(?![\w:.-])\s*)?", re.IGNORECASE)
 _WHERE_RE = _keyword("WHERE")
