@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -119,9 +119,9 @@ class InProcessTools:
     stays connected until the end of the test. Arguments go as a mapping, as keywords, or
     both."""
 
-    def __init__(self, brain: LabBrain) -> None:
+    def __init__(self, brain: LabBrain, toolsets: Iterable[str] | None = None) -> None:
         self.brain = brain
-        self.server = build_server(brain)
+        self.server = build_server(brain) if toolsets is None else build_server(brain, toolsets)
         self.session = ClientSession(self.server)
 
     def call(

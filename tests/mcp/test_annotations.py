@@ -17,8 +17,9 @@ import pytest
 from mcp import Client
 
 from conftest import SAMPLE, settings_for
-from helpers import InProcessTools, snapshot
+from helpers import InProcessTools, count, snapshot
 from labbrain.core import LabBrain
+from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS
 from labbrain.rdf.namespaces import LB, SYSTEM_GRAPH
 
 Json = Any
@@ -53,6 +54,14 @@ READ_CALLS: dict[str, Json] = {
     "list_propositions": {},
     "find_lineage": {"fromConcept": "membrane tension", "toConcept": "actin"},
     "find_contradictions": {"claim": "{proposition}"},
+}
+
+#: A write of each agent-side toolset that answers with suggested actions.
+WRITE_CALLS: dict[str, Json] = {
+    "log_finding": {"content": "Dynamin assembles faster under low tension."},
+    "create_project": {"name": "Scission"},
+    "store_memory": {"content": "Low tension favours scission."},
+    "add_proposition": {"content": "Tension delays scission.", "confidence": 0.6},
 }
 
 
@@ -122,3 +131,77 @@ def test_every_read_only_tool_changes_no_graph(
         if snapshot(tools.brain) != before:
             changed.append(tool)
     assert changed == [], f"annotated read-only, but changed a graph: {changed}"
+
+
+def listed_read_only(tools: InProcessTools) -> dict[str, bool]:
+    """Each listed tool's ``readOnlyHint``."""
+
+    async def listing() -> dict[str, bool]:
+        async with Client(tools.server) as client:
+            listed = (await client.list_tools()).tools
+        return {t.name: bool(t.annotations and t.annotations.read_only_hint) for t in listed}
+
+    return asyncio.run(listing())
+
+
+def visits(brain: LabBrain) -> int:
+    """The visits recorded in every project."""
+    return count(brain, f"GRAPH ?g {{ ?v a <{LB}Visit> }}")
+
+
+def test_get_node_is_a_pure_read_where_no_tool_reads_visits(
+    world: tuple[InProcessTools, Json],
+) -> None:
+    """The default toolsets (discourse, sparql, notes) serve no tool that reads visits: get_node
+    is listed read-only and records none, even with a project active (left by an earlier
+    server with every toolset); beside the notebook it writes its visit, and says so."""
+    full, _ = world
+    brain = full.brain
+    full.ok("set_active_project", project="membrane-tension")
+    default = InProcessTools(brain, DEFAULT_TOOLSETS)
+    assert listed_read_only(default)["get_node"] is True
+    before, graphs = visits(brain), snapshot(brain)
+    default.ok("get_node", uid="B77kMS_GY")
+    assert visits(brain) == before and snapshot(brain) == graphs
+
+    notebook = InProcessTools(brain, ("discourse", "notebook"))
+    assert listed_read_only(notebook)["get_node"] is False
+    notebook.ok("get_node", uid="B77kMS_GY")
+    assert visits(brain) == before + 1
+
+
+def test_suggested_actions_name_only_the_tools_served(world: tuple[InProcessTools, Json]) -> None:
+    """log_finding suggests list_findings, suggest_next_steps and get_related_pages; the
+    default toolsets serve only the first, every toolset serves all three."""
+    full, _ = world
+    full.ok("set_active_project", project="membrane-tension")
+    everything = full.ok("log_finding", content="Arp2/3 density rises with load.")
+    assert everything["availableActions"] == [
+        "list_findings",
+        "suggest_next_steps",
+        "get_related_pages",
+    ]
+    default = InProcessTools(full.brain, DEFAULT_TOOLSETS)
+    served = set(listed_read_only(default))
+    assert {"suggest_next_steps", "get_related_pages"} - served == {
+        "suggest_next_steps",
+        "get_related_pages",
+    }
+    logged = default.ok("log_finding", content="Tension slows scission.")
+    assert logged["availableActions"] == ["list_findings"]
+    assert logged["finding"]["content"] == "Tension slows scission."
+
+
+def test_every_suggested_action_is_served_in_every_toolset(
+    world: tuple[InProcessTools, Json],
+) -> None:
+    """Each toolset served alone: no write answer suggests a tool the server does not list."""
+    full, _ = world
+    for name in TOOLSETS:
+        tools = InProcessTools(full.brain, (name,))
+        served = set(listed_read_only(tools))
+        for tool, args in WRITE_CALLS.items():
+            if tool not in served:
+                continue
+            answer = tools.ok(tool, args)
+            assert set(answer.get("availableActions", [])) <= served, (name, tool)

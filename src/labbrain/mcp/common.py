@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
@@ -62,6 +62,9 @@ IdempotencyKey = Annotated[
     ),
 ]
 
+#: The toolset whose tools read the visits get_node records (a server without it records none).
+VISITS_READ_BY = "notebook"
+
 #: What a tool function returns: its answer as a model, or a finished result.
 Answer = BaseModel | CallToolResult
 
@@ -82,6 +85,12 @@ class ToolContext:
     cap: Callable[[], int]
     #: A read-only server: no tool writes, not even as a side effect of a read.
     read_only: bool = False
+    #: The names of the tools the server serves (None: every tool): the tools an answer's
+    #: ``availableActions`` may suggest (:func:`served_actions`).
+    served: frozenset[str] | None = None
+    #: Whether get_node records a visit in the active project: only where the tools that
+    #: read visits are served (the notebook toolset) and the server writes.
+    records_visits: bool = True
     #: Where the server's warnings wait for the client (they reach it once the server
     #: attaches it to the loggers, see :meth:`ClientLog.attach`).
     client_log: ClientLog = field(default_factory=lambda: CLIENT_LOG)
@@ -105,6 +114,7 @@ class ToolContext:
     def __post_init__(self) -> None:
         self.projects = Projects(self.brain, self.reader, self.writer)
         self.findings = Findings(self.projects)
+        self.records_visits = self.records_visits and not self.read_only
         self.asked = AskedAt(self.brain, keep=not self.read_only and not self.brain.read_only)
         self.related = RelatedPagesFinder(self.projects)
         self.runner = task_runner(self.brain)  # tasks run in this process, in the background
@@ -142,16 +152,30 @@ class ToolContext:
 
     @classmethod
     def open(
-        cls, brain: LabBrain, cap: Callable[[], int] | None = None, *, read_only: bool = False
+        cls,
+        brain: LabBrain,
+        cap: Callable[[], int] | None = None,
+        *,
+        read_only: bool = False,
+        served: Iterable[ToolSpec] | None = None,
+        toolsets: Iterable[str] | None = None,
     ) -> ToolContext:
         """The context over an opened store, with the agent name of its settings and the
         output cap ``cap`` gives at each call (default: the settings' cap); ``read_only``
-        for a server that writes nothing."""
+        for a server that writes nothing. ``served``: the tools the server serves (answers
+        suggest only those; default: every tool); ``toolsets``: the toolsets it serves
+        (visits are recorded only with :data:`VISITS_READ_BY` among them; default: all)."""
         settings = brain.settings
         writer = AgentWriter(brain.store, agent=settings.agent_name)
         if cap is None:
             cap = lambda: settings.mcp_max_chars  # noqa: E731
-        return cls(brain, DiscourseReader(brain), writer, cap, read_only)
+        context = cls(brain, DiscourseReader(brain), writer, cap, read_only)
+        if served is not None:
+            context.served = frozenset(spec.name for spec in served)
+        context.records_visits = not read_only and (
+            toolsets is None or VISITS_READ_BY in set(toolsets)
+        )
+        return context
 
 
 class ToolSpec(NamedTuple):
@@ -164,9 +188,10 @@ class ToolSpec(NamedTuple):
     fn: Callable[..., Answer] | Callable[..., Awaitable[Answer]]
     title: str
     annotations: ToolAnnotations = READ_ONLY
-    #: A read whose one write is a side effect (get_node's visit): a read-only server offers
-    #: it as a pure read (:attr:`ToolContext.read_only` turns the side effect off).
-    side_effect_only: bool = False
+    #: A read whose one write is a side effect kept for the tools of this toolset (get_node's
+    #: visit, for the notebook): a server without that toolset, or a read-only one, offers it
+    #: as a pure read (:attr:`ToolContext.records_visits` turns the side effect off).
+    side_effect_for: str | None = None
 
     @property
     def name(self) -> str:
@@ -188,8 +213,34 @@ def answer(model: BaseModel, *extra: ImageContent) -> CallToolResult:
     )
 
 
-def _answered(result: Answer) -> CallToolResult:
-    return result if isinstance(result, CallToolResult) else answer(result)
+def served_actions(model: BaseModel, served: frozenset[str] | None) -> BaseModel:
+    """``model`` with each ``availableActions`` list in it (at any depth) cut to the tools in
+    ``served``, in their order: an answer never suggests a tool the server does not serve.
+    ``served`` None keeps every action; a model without suggestions is returned as it is."""
+    if served is None:
+        return model
+    update: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if name == "availableActions" and isinstance(value, list):
+            kept = [action for action in value if action in served]
+            if kept != value:
+                update[name] = kept
+        elif isinstance(value, BaseModel):
+            inner = served_actions(value, served)
+            if inner is not value:
+                update[name] = inner
+        elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            items = [served_actions(item, served) for item in value]
+            if any(new is not old for new, old in zip(items, value, strict=True)):
+                update[name] = items
+    return model.model_copy(update=update) if update else model
+
+
+def _answered(result: Answer, served: frozenset[str] | None) -> CallToolResult:
+    if isinstance(result, CallToolResult):
+        return result
+    return answer(served_actions(result, served))
 
 
 @contextmanager
@@ -242,7 +293,7 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
                     await log.send(records, ctx)
         if model is not None and isinstance(result, BaseModel) and not isinstance(result, model):
             raise TypeError(f"{spec.name} answered {type(result).__name__}, not {model.__name__}")
-        return _answered(result)
+        return _answered(result, context.served)
 
     handler.__name__ = handler.__qualname__ = spec.name
     handler.__doc__ = fn.__doc__

@@ -137,7 +137,9 @@ def build_server(
 ) -> LabbrainServer:
     """The MCP server over an opened store: the tools of ``toolsets`` (default: all of them;
     see :func:`~labbrain.mcp.tools.offered`), the resources and the prompts. With
-    ``read_only``, no tool writes (none is listed that does, and get_node records no visit).
+    ``read_only``, no tool writes (none is listed that does, and get_node records no visit);
+    get_node records visits only beside the notebook toolset, and answers suggest only the
+    tools served.
     The discourse-graph tools only read; the agent-side toolsets write their own graphs
     (never a dataset graph) and run tasks."""
     settings = brain.settings
@@ -152,9 +154,13 @@ def build_server(
     )
     server.announcer = Announcer(brain, bus)
     server.announcer.attach(server)
-    context = ToolContext.open(brain, cap=lambda: server.max_chars, read_only=read_only)
+    toolsets = tuple(toolsets)
+    tools = offered(toolsets, read_only=read_only)
+    context = ToolContext.open(
+        brain, cap=lambda: server.max_chars, read_only=read_only, served=tools, toolsets=toolsets
+    )
     context.client_log.attach(server)  # warnings reach the client (notifications/message)
-    for spec in offered(toolsets, read_only=read_only):
+    for spec in tools:
         register(server, context, spec)
     resources.register(server, context.reader)
     return server

@@ -99,7 +99,9 @@ def offered(toolsets: Iterable[str], *, read_only: bool = False) -> list[ToolSpe
     """The tools of ``toolsets`` (names as :func:`resolve_toolsets` gives them), each once,
     toolset by toolset (a toolset part of another one asked for is listed in that one). With
     ``read_only``: only the tools that change nothing, plus the reads whose only write is a
-    side effect the read-only server leaves out (``get_node``'s visit), annotated read-only."""
+    side effect the read-only server leaves out (``get_node``'s visit), annotated read-only.
+    Such a read is annotated read-only too where the toolset its side effect serves is not
+    asked for (:func:`keeps_side_effect`)."""
     chosen = set(toolsets)
     seen: set[str] = set()
     tools: list[ToolSpec] = []
@@ -113,11 +115,20 @@ def offered(toolsets: Iterable[str], *, read_only: bool = False) -> list[ToolSpe
             if spec.name in seen:
                 continue
             seen.add(spec.name)
-            if not read_only or spec.annotations.read_only_hint:
-                tools.append(spec)
-            elif spec.side_effect_only:
+            if spec.side_effect_for is not None and not keeps_side_effect(
+                spec, chosen, read_only=read_only
+            ):
                 tools.append(spec._replace(annotations=READ_ONLY))
+            elif not read_only or spec.annotations.read_only_hint:
+                tools.append(spec)
     return tools
+
+
+def keeps_side_effect(spec: ToolSpec, toolsets: Iterable[str], *, read_only: bool) -> bool:
+    """Whether a server of ``toolsets`` makes ``spec``'s side effect: it writes, and it serves
+    the toolset the side effect is kept for (get_node's visits are read by the notebook's
+    tools; a server without them records none)."""
+    return not read_only and spec.side_effect_for is not None and spec.side_effect_for in toolsets
 
 
 def _names(specs: Iterable[ToolSpec]) -> set[str]:

@@ -36,7 +36,7 @@ from labbrain.discourse.models import (
     SchemaResult,
     SearchNodesResult,
 )
-from labbrain.mcp.common import WRITE, ToolContext, ToolSpec, answer
+from labbrain.mcp.common import VISITS_READ_BY, WRITE, ToolContext, ToolSpec, answer
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX
 
 Uid = Annotated[str, Field(description="node uid, e.g. 'CnOU48Obk'")]
@@ -85,9 +85,9 @@ def get_node(context: ToolContext, uid: Uid, dataset: Dataset = None) -> NodeDet
     every linked node (typed relations and text references), each attributed.
 
     Next: get_claim_status for a claim, get_node_neighborhood to look further. With a
-    project active, the read is recorded as a visit (not on a read-only server)."""
+    project active, the read is recorded as a visit (where the notebook tools are served)."""
     node = context.reader.get_node(uid, dataset)
-    return node if context.read_only else context.projects.note_read(node)
+    return context.projects.note_read(node) if context.records_visits else node
 
 
 def get_linked_nodes(
@@ -299,7 +299,7 @@ def _client_name(ctx: Context | None) -> str:
 TOOLS = (
     ToolSpec(search_nodes, "Search nodes"),
     # not read-only: while a project is active, each read is recorded as a visit
-    ToolSpec(get_node, "Get node", WRITE, side_effect_only=True),
+    ToolSpec(get_node, "Get node", WRITE, side_effect_for=VISITS_READ_BY),
     ToolSpec(get_linked_nodes, "Get linked nodes"),
     ToolSpec(get_schema, "Get schema"),
     ToolSpec(get_researcher_contributions, "Researcher contributions"),
@@ -311,5 +311,5 @@ TOOLS = (
     ToolSpec(get_claim_status, "Claim status"),
     ToolSpec(find_gaps, "Find gaps"),
     # not read-only: remembers when this client asked (for "since you last asked")
-    ToolSpec(what_changed, "What changed", WRITE, side_effect_only=True),
+    ToolSpec(what_changed, "What changed", WRITE, side_effect_for="discourse"),
 )
