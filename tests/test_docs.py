@@ -168,3 +168,82 @@ def test_the_examples_of_a_page_run(page: str, tmp_path: Path) -> None:
             f"{command.page}:{command.line}: exit status {done.returncode}\n"
             f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-2000:]}"
         )
+
+
+PACKAGE = ROOT / "src" / "labbrain"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+#: A Sphinx-style cross-reference to a labbrain name in a docstring or comment.
+CROSS_REFERENCE = re.compile(r":(?:mod|func|class|meth|attr|data|exc|obj):`~?(labbrain(?:\.\w+)+)`")
+
+
+def _table_names(section: str) -> set[str]:
+    """The paths named in backquotes in the first column of the table under ``## section``
+    of docs/architecture.md."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert f"\n## {section}\n" in text, f"docs/architecture.md has no '## {section}' section"
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in body.splitlines():
+        if line.startswith("| `"):
+            names.update(re.findall(r"`([^`]+)`", line.split("|")[1]))
+    return names
+
+
+def test_the_architecture_table_names_every_module_and_only_those() -> None:
+    modules = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    named = _table_names("Modules")
+    missing = sorted(modules - named)
+    assert not missing, f"modules with no row in docs/architecture.md (## Modules): {missing}"
+    gone = sorted(name for name in named - modules if not (PACKAGE / name).exists())
+    assert not gone, f"docs/architecture.md (## Modules) names modules that do not exist: {gone}"
+
+
+def test_the_folders_table_names_every_package() -> None:
+    packages = {
+        path.parent.relative_to(PACKAGE).as_posix() + "/"
+        for path in PACKAGE.rglob("__init__.py")
+        if path.parent != PACKAGE
+    }
+    named = _table_names("Folders")
+    missing = sorted(packages - named)
+    assert not missing, f"packages with no row in docs/architecture.md (## Folders): {missing}"
+    gone = sorted(name for name in named if not (PACKAGE / name).exists())
+    assert not gone, f"docs/architecture.md (## Folders) names what does not exist: {gone}"
+
+
+def test_every_package_has_a_caption() -> None:
+    import ast
+
+    bare = []
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        caption = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        # a caption says what the package holds, not only its name ("labbrain.mcp.")
+        if len(caption.split()) < 4:
+            bare.append(init.relative_to(ROOT).as_posix())
+    assert not bare, f"packages without a caption (module docstring): {bare}"
+
+
+def test_cross_references_in_the_package_resolve() -> None:
+    import importlib
+
+    broken = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for match in CROSS_REFERENCE.finditer(text):
+            parts = match[1].split(".")
+            for cut in range(len(parts), 0, -1):
+                try:
+                    found: object = importlib.import_module(".".join(parts[:cut]))
+                except ImportError:
+                    continue
+                break
+            for name in parts[cut:]:
+                found = getattr(found, name, None)
+            if found is None:
+                line = text.count("\n", 0, match.start()) + 1
+                broken.append(f"{path.relative_to(ROOT).as_posix()}:{line}: {match[1]}")
+    assert not broken, f"cross-references to names that do not exist: {broken}"

@@ -1,8 +1,8 @@
 """labbrain: a semantic-web knowledge server for research discourse graphs.
 
 The library is the product: :class:`labbrain.core.LabBrain` opens a store and offers loading,
-querying, search and export; the CLI (and later the MCP server and HTTP endpoint) are thin
-clients of it.
+querying, search and export; the CLI, the MCP server and the HTTP endpoint are thin clients
+of it.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,7 +1,7 @@
 """The endpoint's fast lane: bounded lookups answered in the server's own process
-(http_lookup), every other query still on a killable worker; the query-request middleware;
+(http.lookup), every other query still on a killable worker; the query-request middleware;
 the caches of the policy, the form and the format; the cheap change detection of store.fresh;
-the JSON writer of SELECT answers; one write per answer (http_transport).
+the JSON writer of SELECT answers; one write per answer (http.transport).
 
 No test depends on how long anything takes: routing is observed by recording what reaches
 the worker pool, change detection by counting directory listings.

@@ -1,4 +1,4 @@
-"""The output cap of the MCP tools (``mcp_caps``): no answer is longer than
+"""The output cap of the MCP tools (``mcp.caps``): no answer is longer than
 ``LABBRAIN_MCP_MAX_CHARS``, a cut answer says so and how to get more, and following that
 hint gets the next part.
 

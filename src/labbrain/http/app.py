@@ -2,17 +2,17 @@
 
 Routes::
 
-    /                 the web console (http_console)
+    /                 the web console (http.console)
     /static/{name}    its script, style and icon
     /console/config   prefixes, examples, graphs and limits for the page
-    /sparql           SPARQL 1.1 Protocol: queries, updates, service description (http_sparql)
-    /rdf-graphs       Graph Store Protocol, reading (http_sparql)
+    /sparql           SPARQL 1.1 Protocol: queries, updates, service description (http.sparql)
+    /rdf-graphs       Graph Store Protocol, reading (http.sparql)
     /mcp              the MCP server over streamable HTTP (with ``mcp=True``)
 
-Every request passes the Guard first (Host, Origin, size: http_guard); every error is
-answered in one JSON shape (http_errors). Query requests are then answered by a middleware
-ahead of the router (http_sparql.QueryRequests): in worker processes with a time limit
-(http_pool), or here when the query is a bounded lookup that cannot run long (http_lookup);
+Every request passes the Guard first (Host, Origin, size: http.guard); every error is
+answered in one JSON shape (http.errors). Query requests are then answered by a middleware
+ahead of the router (http.sparql.QueryRequests): in worker processes with a time limit
+(http.pool), or here when the query is a bounded lookup that cannot run long (http.lookup);
 updates run here, one at a time, behind a bearer token.
 
 :func:`open_for_serving` opens the store the way the server needs it: a server that takes
@@ -128,7 +128,7 @@ def build_app(
         timeout_seconds=runner.seconds if isinstance(runner, QueryPool) else None,
         allow_update=allow_update,
         update_token=token,
-        # Bounded lookups (http_lookup) need no worker to stop them: answered here, from
+        # Bounded lookups (http.lookup) need no worker to stop them: answered here, from
         # the store the workers read (its last commit), when queries run in workers at all.
         lookups=brain.store if pooled else None,
     )
@@ -266,7 +266,7 @@ def serve(
         print(banner(brain, binding, endpoint, mcp=mcp), file=sys.stderr, flush=True)
         config = uvicorn.Config(
             app,
-            http=http_protocol(),  # one write per answer (http_transport)
+            http=http_protocol(),  # one write per answer (http.transport)
             log_level="info",
             access_log=access_log,
             timeout_graceful_shutdown=5,

@@ -5,7 +5,7 @@ the rows kept are written as SPARQL JSON, read back with ``parse_query_results``
 serialised in the negotiated format, so the cap never changes how a row is written.
 CONSTRUCT / DESCRIBE results are cut at the same number of triples.
 
-A query answer is also offered as an HTML page (http_page) to clients that list ``text/html``
+A query answer is also offered as an HTML page (http.page) to clients that list ``text/html``
 or ``application/xhtml+xml`` above every standard format they accept, as browsers do (their
 ``application/xml;q=0.9`` and ``*/*;q=0.8`` would otherwise pick SPARQL XML). Wildcards never
 select the page, so a client that sends no Accept header, or ``*/*``, gets the standard

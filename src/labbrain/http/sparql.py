@@ -6,7 +6,7 @@
   graphs, unless the query has FROM / FROM NAMED clauses. Answers by content negotiation
   (Accept, or a ``format`` parameter), at most ``LABBRAIN_HTTP_MAX_ROWS`` rows
   (``X-Labbrain-Truncated: true`` when cut), within ``LABBRAIN_HTTP_QUERY_TIMEOUT_SECONDS``
-  (see http_pool).
+  (see http.pool).
 - Updates: ``POST`` form (``update=``) or ``Content-Type: application/sparql-update``, only
   when the server was started with ``--allow-update``, and only with
   ``Authorization: Bearer <LABBRAIN_UPDATE_TOKEN>``.
@@ -16,7 +16,7 @@
 
 The protocol's dataset parameters ``default-graph-uri`` and ``named-graph-uri`` (each may
 be given several times) set a query's dataset, overriding its FROM / FROM NAMED clauses
-(http_dataset). SERVICE, LOAD, and FROM / FROM NAMED or a dataset parameter naming a graph
+(http.dataset). SERVICE, LOAD, and FROM / FROM NAMED or a dataset parameter naming a graph
 the store does not hold are refused. Updates name their graphs themselves: ``using-graph-uri``
 and ``using-named-graph-uri`` are refused with a message saying so.
 """
@@ -89,7 +89,7 @@ class Endpoint:
     timeout_seconds: float | None = None
     allow_update: bool = False
     update_token: str | None = None
-    #: The store bounded lookups (http_lookup) are answered from in this process; None: every
+    #: The store bounded lookups (http.lookup) are answered from in this process; None: every
     #: query goes to the runner.
     lookups: QuadStore | None = None
     update_lock: anyio.Lock = field(default_factory=anyio.Lock)
@@ -230,8 +230,8 @@ async def answer_query(
     base_iri: str | None = None,
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """(status, headers, body) of the answer to a query request: its dataset parameters
-    applied, the policy checked (sparql_policy), then run either here (a bounded lookup, see
-    http_lookup) or on the runner (a worker process with the time limit), at most
+    applied, the policy checked (rdf.sparql_policy), then run either here (a bounded lookup, see
+    http.lookup) or on the runner (a worker process with the time limit), at most
     ``max_rows`` rows; relative IRIs resolved against ``base_iri`` (the endpoint's URL).
     Raise HttpError or LabbrainError for an answer that is an error."""
     requested = _single(params, "format")
@@ -271,7 +271,7 @@ async def _answer(
         base_iri=base_iri,
     )
     if endpoint.lookups is not None and answers_in_process(query, endpoint.max_rows):
-        # Bounded (http_lookup): no worker is needed to stop it, so it runs here, on the
+        # Bounded (http.lookup): no worker is needed to stop it, so it runs here, on the
         # event loop. Opening a new view of a store another process wrote (some ms) is
         # done on a thread instead.
         store = endpoint.lookups

@@ -190,7 +190,7 @@ class Fitted:
 
 
 def dumps(data: Json) -> str:
-    """The compact JSON text of an answer (as :func:`labbrain.mcp_common.answer` writes it)."""
+    """The compact JSON text of an answer (as :func:`labbrain.mcp.common.answer` writes it)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -8,7 +8,7 @@ result cross to and from the child by pickle. A remote store's server does the w
 limit as the request's time limit. In-memory stores cannot be shared with a child: their work
 runs in this process, without a time limit.
 
-The MCP ``sparql_query`` tool (``sandbox``) and the console (``console_worker``) both run
+The MCP ``sparql_query`` tool (``mcp.sandbox``) and the console (``console.worker``) both run
 their queries through :func:`run_isolated`.
 """
 

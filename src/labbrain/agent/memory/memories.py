@@ -593,7 +593,7 @@ class Memories:
         cross_domains: bool = False,
         direction: TraverseDirection = "both",
     ) -> TraversalResult:
-        """Breadth-first from a memory node of the active domain (see memory_traverse)."""
+        """Breadth-first from a memory node of the active domain (see agent.memory.traverse)."""
         graph = self.domains.active()
         origin = self._memory_here(start, graph, "start")
         if not 1 <= max_depth <= MAX_DEPTH:

@@ -1,4 +1,4 @@
-"""The remote backend: a :class:`~labbrain.store.QuadStore` over SPARQL 1.1 HTTP.
+"""The remote backend: a :class:`~labbrain.store.base.QuadStore` over SPARQL 1.1 HTTP.
 
 :class:`RemoteStore` speaks the SPARQL 1.1 Protocol (queries and updates) and, for loads, the
 Graph Store Protocol, to any SPARQL server: Oxigraph server, Apache Jena Fuseki, GraphDB,
