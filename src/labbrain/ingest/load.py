@@ -23,14 +23,14 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
+from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
 from labbrain.errors import (
     ExportFormatError,
@@ -151,6 +151,8 @@ class LoadReport:
     #: For a change written by part (a watched vault): nodes added, edited and removed,
     #: relations added and removed; None for a load of the whole source.
     changed: dict[str, int] | None = None
+    #: Nodes the input gave more than once, each loaded from one entry (uid, entries, kept).
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def nodes(self) -> int:
@@ -173,6 +175,7 @@ class LoadReport:
             "notices": self.notices,
             "indexed": self.indexed,
             "changed": self.changed,
+            "duplicates": self.duplicates,
             "seconds": round(self.seconds, 3),
         }
 
@@ -681,6 +684,9 @@ class _Analysed:
     derived: RdfDocument
     #: How many nodes the index took (None: nothing indexed here), once it is done.
     indexed: Future[int | None]
+    #: Triples the bulk write took from the entries of duplicated nodes that were not kept
+    #: (and that the kept entry does not give): removed before the load commits.
+    superseded: list[Triple] = field(default_factory=list)
 
 
 def _analyse(
@@ -712,6 +718,7 @@ def _analyse(
     if settings.strict_load and analysis.warnings:
         raise ExportFormatError(source, "strict load refused: " + "; ".join(analysis.warnings))
     derived = serialize(analysis.derived, format=RdfFormat.N_TRIPLES) or b""
+    superseded = _superseded(analysis, document["@context"], source, settings)
     indexed: Future[int | None] = Future()
     if index is None or not analysis.links_exact:
         indexed.set_result(None)
@@ -720,7 +727,38 @@ def _analyse(
         # do the bulk writes of the store: they overlap.
         records = [node.index_record() for node in analysis.nodes.values()]
         indexed = pool.submit(index, records, analysis.links)
-    return _Analysed(analysis, RdfDocument(derived, RdfFormat.N_TRIPLES, source), indexed)
+    return _Analysed(
+        analysis, RdfDocument(derived, RdfFormat.N_TRIPLES, source), indexed, superseded
+    )
+
+
+def _superseded(
+    analysis: ExportAnalysis, context: Any, source: str, settings: Settings
+) -> list[Triple]:
+    """The triples only the left-out entries of duplicated nodes give: each entry read alone
+    with the export's repaired context (by the load's JSON-LD engine), less the kept entry's
+    triples and the derived ones. Empty when no node is duplicated."""
+    if not analysis.duplicates:
+        return []
+    repaired = jsonld.repair_context(context, settings.jsonld_contexts, source)
+    derived = set(analysis.derived)
+
+    def triples(entry: jsonld.JsonObject | None) -> set[Triple]:
+        if entry is None:
+            return set()
+        document = {"@context": repaired, "@graph": [entry]}
+        if settings.jsonld_engine == "pyld":
+            quads: Iterable[Quad] = jsonld.quads_pyld(document, source, settings.jsonld_contexts)
+        else:
+            quads = parse(json.dumps(document).encode("utf-8"), RdfFormat.JSON_LD)
+        return {Triple(q.subject, q.predicate, q.object) for q in quads}
+
+    superseded: set[Triple] = set()
+    for duplicate in analysis.duplicates:
+        kept = triples(duplicate.entry)
+        for entry in duplicate.dropped:
+            superseded |= triples(entry) - kept
+    return sorted(superseded - derived, key=str)
 
 
 def load_source(
@@ -899,6 +937,12 @@ def _load_prepared(
         nodes = len(outcome[0].analysis.nodes) if outcome else 0
         if outcome:
             outcome[0].indexed.result()
+        if outcome and outcome[0].superseded:  # duplicated nodes: one entry each
+            graph_term = NamedNode(target)
+            committing.remove_quads(
+                [Quad(t.subject, t.predicate, t.object, graph_term) for t in outcome[0].superseded]
+            )
+            written[0] = committing.count(target)
         subject = NamedNode(target)
         committing.remove_quads(list(committing.quads(SYSTEM_GRAPH, subject)))
         committing.add_quads(
@@ -931,6 +975,7 @@ def _load_prepared(
         report.relations = analysis.relations
         report.creators = analysis.creators
         report.warnings = list(analysis.warnings)
+        report.duplicates = [duplicate.as_dict() for duplicate in analysis.duplicates]
         report.indexed = outcome[0].indexed.result()
     return report
 

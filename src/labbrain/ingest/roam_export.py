@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -118,6 +119,36 @@ class Node:
         )
 
 
+@dataclass(frozen=True)
+class Duplicate:
+    """A node whose ``@id`` more than one ``@graph`` entry gives: one entry is loaded (the one
+    modified last; on equal or missing dates, the later one in ``@graph``), the others not."""
+
+    iri: str
+    #: The ``@graph`` index of every entry with this ``@id``, in file order.
+    positions: tuple[int, ...]
+    #: The index of the entry loaded.
+    kept: int
+    #: The entries left out, as the export gives them (the bulk write takes every entry; the
+    #: triples only these give are taken back out before the load commits).
+    dropped: tuple[JsonObject, ...] = ()
+    #: The entry loaded.
+    entry: JsonObject | None = None
+
+    @property
+    def uid(self) -> str:
+        """The node's uid (the last part of its IRI)."""
+        return self.iri.rsplit("/", 1)[-1]
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (uid, entries, kept)."""
+        return {
+            "uid": self.uid,
+            "entries": [f"@graph[{i}]" for i in self.positions],
+            "kept": f"@graph[{self.kept}]",
+        }
+
+
 @dataclass
 class ExportAnalysis:
     """What ingest and the load summary need to know about one export."""
@@ -140,6 +171,8 @@ class ExportAnalysis:
     #: after the load instead.
     links: list[LinkRow] = field(default_factory=list)
     links_exact: bool = True
+    #: Nodes given by more than one entry, each loaded from one (:class:`Duplicate`).
+    duplicates: list[Duplicate] = field(default_factory=list)
 
     @property
     def nodes_by_type(self) -> Counter[str]:
@@ -283,6 +316,7 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
                 )
             )
     _derive_schema_triples(result, vocab)
+    pending_nodes = _one_entry_per_node(result, pending_nodes, expand)
     _collect_nodes(result, pending_nodes, expand, vocab, label)
     _derive_links(result)
     _derive_relations(result, pending_instances, expand, label)
@@ -290,6 +324,70 @@ def analyse_export(document: JsonObject, label: str, vocab: Vocabulary) -> Expor
     if missing_creator:
         result.warnings.append(f"{missing_creator} node(s) have no creator")
     return result
+
+
+#: How many duplicated nodes a load's warning names (the report lists them all).
+_DUPLICATES_NAMED = 10
+
+
+def _one_entry_per_node(
+    result: ExportAnalysis, pending: list[tuple[int, JsonObject]], expand: _Expander
+) -> list[tuple[int, JsonObject]]:
+    """The node entries to load: one per ``@id``. Of the entries sharing one, the one changed
+    last is kept (its ``modified`` date, else its ``created`` date; an entry with neither,
+    or an unreadable one, ranks first); entries with equal dates rank by their place in
+    ``@graph``, the later one winning (as a later write would). The others are recorded in
+    ``result.duplicates`` and named in a warning."""
+    by_iri: dict[str, list[tuple[int, JsonObject]]] = {}
+    for index, entry in pending:
+        iri = expand(entry.get("@id"), f"@graph[{index}]")
+        by_iri.setdefault(iri, []).append((index, entry))
+    if len(by_iri) == len(pending):
+        return pending
+    kept: list[tuple[int, JsonObject]] = []
+    for iri, entries in by_iri.items():
+        if len(entries) == 1:
+            kept.append(entries[0])
+            continue
+        winner = max(entries, key=lambda item: (_changed_at(item[1]), item[0]))
+        kept.append(winner)
+        result.duplicates.append(
+            Duplicate(
+                iri=iri,
+                positions=tuple(index for index, _ in entries),
+                kept=winner[0],
+                dropped=tuple(entry for index, entry in entries if index != winner[0]),
+                entry=winner[1],
+            )
+        )
+    kept.sort(key=lambda item: item[0])
+    named = ", ".join(
+        f"{d.uid} ({', '.join(f'@graph[{i}]' for i in d.positions)}: kept @graph[{d.kept}])"
+        for d in result.duplicates[:_DUPLICATES_NAMED]
+    )
+    more = len(result.duplicates) - _DUPLICATES_NAMED
+    result.warnings.append(
+        f"{len(result.duplicates)} node(s) appear more than once in @graph, each loaded from "
+        "one entry (the one modified last; on equal dates the later in the file): "
+        + named
+        + (f" and {more} more" if more > 0 else "")
+    )
+    return kept
+
+
+def _changed_at(entry: JsonObject) -> float:
+    """When the entry last changed, as a POSIX timestamp: its ``modified`` date, else its
+    ``created`` date; -inf when it has neither or it is unreadable."""
+    value = entry.get("modified") or entry.get("created")
+    if not isinstance(value, str):
+        return float("-inf")
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return float("-inf")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
 
 
 def _derive_schema_triples(result: ExportAnalysis, vocab: Vocabulary) -> None:
