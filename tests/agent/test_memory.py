@@ -1107,3 +1107,23 @@ def test_provenance_sparql_and_export(tools: Tools) -> None:
     assert f'<{memory}> <http://rdfs.org/sioc/ns#content> "Arp2/3 branches actin"' in exported
     assert f"<{edge}> <https://w3id.org/labbrain/ns#strength>" in exported
     assert "urn:labbrain:system" not in exported  # the active domain stays internal
+
+
+def test_search_finds_a_word_in_any_form_as_node_search_does(tools: Tools) -> None:
+    """search_memories analyses words as the node index does (lower case, accents folded,
+    English stems): a plural finds the singular and the singular the plural, and a match is
+    shown as the query wrote it."""
+    tools.domain("forms")
+    singular = tools.store("A branched network of actin filaments pushes the membrane.")
+    plural = tools.store("Cortical networks stiffen under tension.")
+    tools.store("Myosin motors walk along the cortex.")
+    for query in ("network", "networks", "NETWORKS"):
+        answer = tools.ok("search_memories", query=query)
+        assert {hit["id"] for hit in answer["results"]} == {singular, plural}, query
+        assert {tuple(hit["matched"]) for hit in answer["results"]} == {(query.lower(),)}
+    # the other way round: the memory says "filaments", the query "filament"
+    (hit,) = tools.ok("search_memories", query="filament")["results"]
+    assert hit["id"] == singular and hit["matched"] == ["filament"]
+    # accents are folded as the index folds them
+    accented = tools.store("Le réseau cortical.")
+    assert [h["id"] for h in tools.ok("search_memories", query="reseau")["results"]] == [accented]

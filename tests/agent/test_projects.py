@@ -22,7 +22,8 @@ from mcp import Client
 from conftest import BACKENDS, SAMPLE, SAMPLE_GRAPH, MakeSettings, settings_for
 from helpers import InProcessTools, Json, count, select
 from labbrain.core import LabBrain
-from labbrain.index.textrank import key_terms
+from labbrain.index.analysis import terms as analysed
+from labbrain.index.bm25 import key_terms
 
 PROJECT_GRAPH = "urn:labbrain:project:membrane-tension"
 DESCRIPTION = (
@@ -560,7 +561,7 @@ def _reasons(answer: Json, basis: str, via: str | None = None) -> set[str]:
         page["uid"]
         for page in answer["related"]
         for reason in page["reasons"]
-        if reason["basis"] == basis and (via is None or (reason["via"] or {}).get("uid") == via)
+        if reason["basis"] == basis and (via is None or reason["via"] == via)
     }
 
 
@@ -606,7 +607,14 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     )
     by_uid = {page["uid"]: page for page in answer["related"]}
     same_source = next(r for r in by_uid["Q9ovjDVZl"]["reasons"] if r["basis"] == "sameSource")
-    assert same_source["kind"] == "structural" and same_source["via"] == ref(source)
+    assert same_source["kind"] == "structural" and same_source["via"] == source
+    # each node a listed reason goes through is given once, in full, beside the list
+    named = {r["via"] for page in answer["related"] for r in page["reasons"] if r["via"]}
+    assert {n["uid"] for n in answer["viaNodes"]} == named and source in named
+    assert len(answer["viaNodes"]) == len(named)
+    assert next(n for n in answer["viaNodes"] if n["uid"] == source) == ref(source)
+    # the node's record is not repeated in each reason that goes through it
+    assert json.dumps(answer["related"]).count(ref(source)["url"]) == int(source in uids)
     assert same_source["why"] == (
         "both are linked to the same source '@akamatsu2020AnalysesCellularEndocytic' "
         "(this node: text link; that node: text link)"
@@ -639,10 +647,11 @@ def test_related_pages_give_structural_temporal_and_semantic_reasons(
     content = sample_brain.index.content(SAMPLE_GRAPH, ref(node)["url"])
     terms = key_terms(f"{ref(node)['title']} {content}")
     for uid, reason in similar:
-        # each shared term is a key term of the node and a word of the other page's text
+        # each shared term is a key term of the node and a word of the other page's text (in
+        # any form the index takes for the same word: "filament" for "filaments")
         text = f"{ref(uid)['title']} {sample_brain.index.content(SAMPLE_GRAPH, ref(uid)['url'])}"
         assert reason["sharedTerms"] and set(reason["sharedTerms"]) <= set(terms)
-        assert all(re.search(rf"\b{term}\b", text.lower()) for term in reason["sharedTerms"])
+        assert all(set(analysed(term)) <= set(analysed(text)) for term in reason["sharedTerms"])
         assert reason["why"] == "similar text: shares the key terms " + ", ".join(
             reason["sharedTerms"]
         )
@@ -877,3 +886,31 @@ def test_tools_are_listed_with_their_annotations(tools: InProcessTools) -> None:
         assert len(listed[name].description or "") > 150, name
         if not read_only:
             assert "idempotencyKey" in listed[name].input_schema["properties"], name
+
+
+def test_finding_search_finds_a_word_in_any_form_as_node_search_does(
+    project: InProcessTools,
+) -> None:
+    """list_findings analyses words as search_nodes does: a plural finds the singular and
+    the singular the plural; a match is shown as the query wrote it."""
+    singular, plural = (
+        project.ok("log_finding", content=text, sourceUid="ntE1a3kG3")["finding"]["id"]
+        for text in (
+            "One branched network of actin per endocytic site.",
+            "Cortical networks stiffen under tension.",
+        )
+    )
+    project.ok(
+        "log_finding", content="Arp2/3 counts are about 200 per site.", sourceUid="D6SNboBqO"
+    )
+    for query in ("network", "networks", "Networks"):
+        found = project.ok("list_findings", query=query)["findings"]
+        assert {f["id"] for f in found} == {singular, plural}, query
+
+    # the node index takes both forms for one word as well, so both searches agree
+    for query in ("filament", "filaments"):
+        nodes = project.ok("search_nodes", query=query, limit=100)["results"]
+        assert len(nodes) > 3, query
+    assert {
+        n["uid"] for n in project.ok("search_nodes", query="filament", limit=100)["results"]
+    } == {n["uid"] for n in project.ok("search_nodes", query="filaments", limit=100)["results"]}

@@ -176,6 +176,12 @@ class CreatorStats(BaseModel):
     byType: dict[str, int] = Field(
         description=f"nodes per type; concise detail: the {CONCISE_TYPES} largest types only"
     )
+    otherTypes: int | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="concise detail: the nodes of the types left out of byType (byType's "
+        "counts and this add up to total)",
+    )
     firstContribution: str | None
     lastContribution: str | None
 

@@ -407,6 +407,8 @@ class DiscourseReader:
         for entry in result.creators:
             largest = sorted(entry.byType.items(), key=lambda item: (-item[1], item[0]))
             entry.byType = dict(largest[:CONCISE_TYPES])
+            left_out = sum(count for _, count in largest[CONCISE_TYPES:])
+            entry.otherTypes = left_out or None
         if result.dataset is not None:
             result.nodes = [cited(node) for node in result.nodes]
         return result

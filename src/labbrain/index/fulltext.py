@@ -27,10 +27,8 @@ from pathlib import Path
 import tantivy
 
 from labbrain.errors import DiskFull
+from labbrain.index.analysis import ANALYZER_NAME, analyzer, terms
 
-#: The analyser of titles, contents and query text: words of letters and digits, lower-cased,
-#: accents folded, English stems (as FTS5's ``porter unicode61 remove_diacritics 2`` did).
-_ANALYZER_NAME = "labbrain_words"
 #: Indexing threads of a write (one per core, at most four) and the memory of each.
 _WRITER_THREADS = max(1, min(os.cpu_count() or 1, 4))
 _WRITER_HEAP_PER_THREAD = 64_000_000
@@ -44,17 +42,6 @@ SNIPPET_CHARS = 160
 ELLIPSIS = " … "
 
 
-def _analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("key", stored=True, tokenizer_name="raw")
@@ -65,12 +52,15 @@ def _schema() -> tantivy.Schema:
     builder.add_integer_field("created", fast=True)
     builder.add_integer_field("modified", fast=True)
     builder.add_text_field("sort_title", fast=True, tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("words", tokenizer_name=_ANALYZER_NAME, index_option="freq")
+    builder.add_text_field("words", tokenizer_name=ANALYZER_NAME, index_option="freq")
     return builder.build()
 
 
 _SCHEMA = _schema()
-_WORDS = _analyzer()
+#: The analyser of titles, contents and query text (:mod:`labbrain.index.analysis`): words of
+#: letters and digits, lower-cased, accents folded, English stems (as FTS5's ``porter unicode61
+#: remove_diacritics 2`` did).
+_WORDS = analyzer()
 
 
 def node_key(graph: str, iri: str) -> str:
@@ -86,7 +76,7 @@ def split_key(key: str) -> tuple[str, str]:
 
 def query_words(text: str) -> list[str]:
     """The analysed words of ``text`` (stems, lower case, accents folded), deduplicated."""
-    return list(dict.fromkeys(_WORDS.analyze(text)))
+    return list(dict.fromkeys(terms(text)))
 
 
 @dataclass(frozen=True)
@@ -131,7 +121,7 @@ class FullText:
         #: True when this open made a new, empty index (none was there, or it was unusable).
         self.created = directory is None
         self._index = self._open(create)
-        self._index.register_tokenizer(_ANALYZER_NAME, _WORDS)
+        self._index.register_tokenizer(ANALYZER_NAME, _WORDS)
 
     def _open(self, create: bool) -> tantivy.Index:
         if self.directory is None:

@@ -33,9 +33,10 @@ from labbrain.agent.claims.propositions import (
     StoredRelation,
 )
 from labbrain.errors import InvalidArgument, SemanticUnavailable
+from labbrain.index.analysis import terms, tokens, words
+from labbrain.index.bm25 import key_terms, rank
 from labbrain.index.embeddings import EmbeddingProvider, provider_for, semantic_installed
 from labbrain.index.text import IndexedNode
-from labbrain.index.textrank import key_terms, rank, words
 from labbrain.index.vectors import one_line
 from labbrain.rdf.namespaces import PROPOSITION_PREFIX
 from labbrain.store import templates
@@ -149,7 +150,7 @@ class PropositionPaths:
         by_uid = self.brain.index.nodes_by_uid(given)
         if by_uid:
             return [_Candidate(End(by_uid[0].iri, node=by_uid[0]), "given by its uid")]
-        wanted = set(words(given))
+        wanted = tokens(given)
         ranked: list[tuple[int, int, int, _Candidate]] = []
         for position, hit in enumerate(
             rank(given, stored, lambda p: p.content, limit=MAX_CANDIDATES), 1
@@ -162,8 +163,8 @@ class PropositionPaths:
             ranked.append((len(hit.matched), 0, position, candidate))
         for position, found in enumerate(self.brain.index.search(given, limit=MAX_CANDIDATES), 1):
             node = found.node
-            held = set(words(node.title + " " + self.brain.index.content(node.graph, node.iri)))
-            matched = wanted & held
+            held = set(terms(node.title + " " + self.brain.index.content(node.graph, node.iri)))
+            matched = {token.word for token in wanted if token.term in held}
             reason = (
                 f"{_ordinal(position)} lab node match for {given!r} "
                 f"(words: {', '.join(sorted(matched))})"
@@ -461,11 +462,16 @@ class PropositionPaths:
         """Propositions sharing at least two key terms with ``text`` (all, if it has fewer),
         best first, then (with a provider) those close in meaning (cosine similarity at least
         MIN_MEANING), each with how it is similar."""
-        terms = key_terms(text) or list(dict.fromkeys(words(text)))
+        key = key_terms(text)
+        if not key:  # only short or common words: each of them, once per term
+            firsts: dict[str, str] = {}
+            for token in tokens(text):
+                firsts.setdefault(token.term, token.word)
+            key = list(firsts.values())
         found: list[tuple[StoredProposition, str]] = []
-        if terms:
-            need = min(2, len(terms))
-            hits = rank(" ".join(terms), stored, lambda p: p.content, limit=MAX_SIMILAR)
+        if key:
+            need = min(2, len(key))
+            hits = rank(" ".join(key), stored, lambda p: p.content, limit=MAX_SIMILAR)
             found = [
                 (hit.item, f" (shared words: {', '.join(sorted(hit.matched))})")
                 for hit in hits

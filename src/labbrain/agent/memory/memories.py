@@ -91,7 +91,8 @@ from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, NodeNotFound
-from labbrain.index.textrank import rank, words
+from labbrain.index.analysis import terms
+from labbrain.index.bm25 import rank
 from labbrain.rdf.namespaces import LINK_PREFIX, MEMORY_PREFIX
 from labbrain.rdf.terms import new_iri, now, number, text
 from labbrain.store import templates
@@ -369,7 +370,7 @@ class Memories:
             for m in load_domain(self.brain.store, graph).memories.values()
             if path_matches(m.path, under) and wanted <= {t.lower() for t in m.tags}
         ]
-        if words(query):
+        if terms(query):
             ranked = rank(query, candidates, _searchable)
             hits = [
                 MemoryHit(

@@ -40,7 +40,7 @@ from labbrain.agent.projects.projects import (
 from labbrain.agent.writer import WritePlan
 from labbrain.discourse.reader import node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound
-from labbrain.index.textrank import rank
+from labbrain.index.bm25 import rank
 from labbrain.rdf.namespaces import FINDING_PREFIX, PROJECT_PREFIX, slugify
 from labbrain.rdf.terms import integer, new_iri, now, text
 

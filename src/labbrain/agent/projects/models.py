@@ -173,8 +173,9 @@ class RelatedReason(BaseModel):
     kind: RelatedKind
     basis: RelatedBasis
     why: str
-    via: NodeRef | None = Field(
-        default=None, description="the node both link to (structural reasons)"
+    via: str | None = Field(
+        default=None,
+        description="uid of the node both link to (structural reasons): in viaNodes",
     )
     score: float | None = Field(default=None, description="similarity (semantic), higher is better")
     sharedTerms: list[str] = Field(
@@ -183,6 +184,8 @@ class RelatedReason(BaseModel):
     session: str | None = Field(
         default=None, description="the session both were visited in (temporal)"
     )
+    #: The node ``via`` names, for the answer's ``viaNodes`` (not part of the reason's JSON).
+    via_node: NodeRef | None = Field(default=None, exclude=True)
 
 
 class RelatedPage(NodeRef):
@@ -197,6 +200,10 @@ class RelatedPages(BaseModel):
     node: NodeRef
     project: str | None = Field(description="the project whose visits gave temporal reasons")
     related: list[RelatedPage]
+    viaNodes: list[NodeRef] = Field(
+        default_factory=list,
+        description="each node a listed structural reason goes through (via), once",
+    )
     listed: int = listed_count("related")
     total: int = Field(description="related nodes found before the cap")
     note: str | None = None

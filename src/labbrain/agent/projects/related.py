@@ -6,7 +6,7 @@
 - **temporal**: nodes visited in the same session as a visit of this node, from the visits of
   the project (the one named, else the active one);
 - **semantic**: text similarity, BM25 "more like this": the key terms of the node's title and
-  content (:func:`~labbrain.index.textrank.key_terms`) searched in the text index; and, when the
+  content (:func:`~labbrain.index.bm25.key_terms`) searched in the text index; and, when the
   node has a vector (``labbrain embed``), closeness in meaning: the nearest vectors of its
   dataset (no model is loaded for it: the node's own stored vector is the query).
 
@@ -30,9 +30,10 @@ from labbrain.agent.projects.models import (
 from labbrain.agent.projects.projects import ProjectLog, Projects
 from labbrain.discourse.reader import node_ref
 from labbrain.errors import InvalidArgument
+from labbrain.index.analysis import terms
+from labbrain.index.bm25 import key_terms
 from labbrain.index.embeddings import semantic_installed
 from labbrain.index.text import IndexedNode
-from labbrain.index.textrank import key_terms, words
 from labbrain.index.vectors import nodes_of
 from labbrain.rdf.namespaces import DG, LB
 from labbrain.store import templates
@@ -94,13 +95,16 @@ class RelatedPagesFinder:
             notes.append(f"showing {limit} of {len(ranked)}; raise limit (up to {MAX_RELATED})")
         if slug is None:
             notes.append("no project is active, so no temporal reasons: set_active_project")
+        listed = ranked[:limit]
+        vias = {r.via: r.via_node for _, reasons in listed for r in reasons if r.via_node}
         return RelatedPages(
             node=node_ref(node),
             project=slug,
             related=[
                 RelatedPage(**node_ref(other).model_dump(), reasons=reasons)
-                for other, reasons in ranked[:limit]
+                for other, reasons in listed
             ],
+            viaNodes=list(vias.values()),
             listed=min(limit, len(ranked)),
             total=len(ranked),
             note="; ".join(notes) or None,
@@ -132,7 +136,8 @@ class RelatedPagesFinder:
                 named = f"{shared.node_type} {named}"
             links = f"this node: {', '.join(sorted(near))}; that node: {', '.join(sorted(far))}"
             why = f"{_PHRASES[basis]} {named} ({links})"
-            reason = RelatedReason(kind="structural", basis=basis, why=why, via=node_ref(shared))
+            reason = RelatedReason(kind="structural", basis=basis, why=why, via=shared.uid)
+            reason.via_node = node_ref(shared)
             found.append((nodes[other], reason))
         return found
 
@@ -161,16 +166,17 @@ class RelatedPagesFinder:
     def similar_text(self, node: IndexedNode, data: ProjectLog | None) -> list[Candidate]:
         """Nodes of the same dataset whose text is like this node's (BM25 more-like-this)."""
         del data  # similarity comes from the text index alone
-        terms = key_terms(f"{node.title} {self.index.content(node.graph, node.iri)}", KEY_TERMS)
-        if not terms:
+        key = key_terms(f"{node.title} {self.index.content(node.graph, node.iri)}", KEY_TERMS)
+        if not key:
             return []
-        hits = self.index.search(" ".join(terms), limit=SIMILAR_HITS + 1, graphs=[node.graph])
+        hits = self.index.search(" ".join(key), limit=SIMILAR_HITS + 1, graphs=[node.graph])
         found = []
         for hit in hits:
             if hit.node.iri == node.iri:
                 continue
-            text = words(f"{hit.node.title} {self.index.content(hit.node.graph, hit.node.iri)}")
-            shared = [term for term in terms if term in set(text)]
+            other = f"{hit.node.title} {self.index.content(hit.node.graph, hit.node.iri)}"
+            held = set(terms(other))
+            shared = [word for word in key if set(terms(word)) <= held]
             why = f"similar text: shares the key terms {', '.join(shared)}"
             reason = RelatedReason(
                 kind="semantic",

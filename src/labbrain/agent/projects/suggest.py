@@ -3,7 +3,7 @@
 The project's stage comes from its counts and two settings:
 
 - **coldStart** (fewer visits than ``brain_exploration_visits``): searches for the key terms
-  of the project description (:func:`~labbrain.index.textrank.key_terms`), as
+  of the project description (:func:`~labbrain.index.bm25.key_terms`), as
   ``search_nodes`` calls;
 - **exploration** (enough visits, fewer findings than ``brain_convergence_findings``): the
   visited nodes no finding comes from yet, most visited and then most recently visited first,
@@ -26,8 +26,8 @@ from labbrain.agent.projects.models import NextStep, NextSteps, Stage, StepKind,
 from labbrain.agent.projects.projects import ProjectLog, Projects
 from labbrain.discourse.models import NodeRef
 from labbrain.discourse.reader import node_ref
+from labbrain.index.bm25 import key_terms
 from labbrain.index.text import IndexedNode
-from labbrain.index.textrank import key_terms
 from labbrain.rdf.namespaces import DG, LB
 from labbrain.store import templates
 from labbrain.store.ontology import vocabulary

@@ -1,35 +1,33 @@
-"""BM25 ranking of a small set of texts in memory: the agent-side full-text search.
+"""BM25 over a small set of texts held in memory, and the key terms of a text.
 
-The lab's discourse nodes live in the text index (:mod:`labbrain.index.text`). What an
+The lab's discourse nodes are searched in the text index (:mod:`labbrain.index.text`). What an
 assistant writes (memories, findings, propositions) is small per domain or project and is read
-straight from its named graph; :func:`rank` scores those texts against a query with the same
-tokenisation as the index, so both searches agree on what a word is.
+straight from its named graph; :func:`rank` scores those texts against a query with Okapi BM25
+computed here, over the terms of the index's own analysis (:mod:`labbrain.index.analysis`), so
+both searches agree on what a word is: "networks" finds "network" in either. :func:`key_terms`
+picks a text's most frequent informative words, for "more like this" searches.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from labbrain.index.analysis import terms, tokens
+
 Item = TypeVar("Item")
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 K1 = 1.2
 B = 0.75
 
 
-def words(text: str) -> list[str]:
-    """Lowercased word tokens of ``text``."""
-    return [word.lower() for word in _WORD_RE.findall(text)]
-
-
 @dataclass(frozen=True)
 class Ranked(Generic[Item]):
-    """One item with its BM25 score (higher is better) and the query words it holds."""
+    """One item with its BM25 score (higher is better) and the query words it holds, as the
+    query writes them (lower-cased): "networks" for an item that says "network"."""
 
     item: Item
     score: float
@@ -44,15 +42,17 @@ def rank(
     limit: int | None = None,
     require_all: bool = False,
 ) -> list[Ranked[Item]]:
-    """Items holding at least one query word (every word with ``require_all``), best first.
+    """Items holding at least one query term (every term with ``require_all``), best first.
 
-    Items holding more distinct query words always come before items holding fewer (as in
+    Items holding more distinct query terms always come before items holding fewer (as in
     the node index: all words first, then some); within that, by BM25. Ties keep input order.
     """
-    wanted = list(dict.fromkeys(words(query)))
+    wanted: dict[str, str] = {}  # each query term -> the query's first word for it
+    for token in tokens(query):
+        wanted.setdefault(token.term, token.word)
     if not wanted:
         return []
-    documents = [(item, Counter(words(text_of(item)))) for item in items]
+    documents = [(item, Counter(terms(text_of(item)))) for item in items]
     if not documents:
         return []
     average = sum(sum(counts.values()) for _, counts in documents) / len(documents) or 1.0
@@ -60,16 +60,17 @@ def rank(
     total = len(documents)
     ranked: list[tuple[int, float, int, Ranked[Item]]] = []
     for position, (item, counts) in enumerate(documents):
-        matched = frozenset(w for w in wanted if w in counts)
-        if not matched or (require_all and len(matched) < len(wanted)):
+        held = [term for term in wanted if term in counts]
+        if not held or (require_all and len(held) < len(wanted)):
             continue
         length = sum(counts.values())
         score = 0.0
-        for word in matched:
-            idf = math.log(1 + (total - frequency[word] + 0.5) / (frequency[word] + 0.5))
-            tf = counts[word]
+        for term in held:
+            idf = math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
+            tf = counts[term]
             score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
-        ranked.append((len(matched), score, position, Ranked(item, score, matched)))
+        matched = frozenset(wanted[term] for term in held)
+        ranked.append((len(held), score, position, Ranked(item, score, matched)))
     ranked.sort(key=lambda entry: (-entry[0], -entry[1], entry[2]))
     chosen = [entry[3] for entry in ranked]
     return chosen[:limit] if limit is not None else chosen
@@ -77,14 +78,16 @@ def rank(
 
 def key_terms(text: str, limit: int = 12, *, stop: frozenset[str] = frozenset()) -> list[str]:
     """The most frequent informative words of ``text`` (for "more like this" queries):
-    words of at least four letters, not in ``stop`` or the built-in stop list, most frequent
-    first, ties in order of first appearance."""
-    counts = Counter(
-        word
-        for word in words(text)
-        if len(word) >= 4 and not word.isdigit() and word not in STOP_WORDS and word not in stop
-    )
-    return [word for word, _ in counts.most_common(limit)]
+    words of at least four letters, not in ``stop`` or the built-in stop list, counted by
+    term (so "network" and "networks" count together), most frequent first, ties in order of
+    first appearance; each given as the text first writes it (lower-cased)."""
+    counts: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for word, term in tokens(text):
+        if len(word) >= 4 and not word.isdigit() and word not in STOP_WORDS and word not in stop:
+            counts[term] += 1
+            shown.setdefault(term, word)
+    return [shown[term] for term, _ in counts.most_common(limit)]
 
 
 _STOP_TEXT = """
