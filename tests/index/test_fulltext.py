@@ -305,3 +305,26 @@ def test_a_failed_row_write_leaves_the_engine_as_it_was(
     assert not reopened.rebuilt_file
     assert uids(reopened, "myosin") == ["n3"]
     reopened.close()
+
+
+def test_a_snippet_comes_from_the_content_when_the_title_holds_the_word_too() -> None:
+    """The content is what a snippet shows; the title only stands in for a content that
+    lacks every word of the query."""
+    index = TextIndex(None)
+    index.replace_graph(
+        GRAPH, "load-1", [record("b1", "actin at the cortex", "the cortex holds actin filaments")]
+    )
+    (hit,) = index.search("actin", limit=5)
+    assert hit.snippet == "the cortex holds **actin** filaments"
+
+
+def test_equal_scores_at_the_limit_are_cut_by_key_not_by_the_order_of_writing() -> None:
+    """Twelve nodes with the same words score the same; a limit that cuts through them keeps
+    the first by key (graph, then IRI), whichever order they were indexed in."""
+    tied = [record(f"t{i:02}", "the same claim", "the same words") for i in range(12)]
+    index = TextIndex(None)
+    index.replace_graph(GRAPH, "load-1", list(reversed(tied)))
+    hits = index.search("same words", limit=3)
+    assert len({hit.score for hit in index.search("same words", limit=12)}) == 1
+    assert [hit.node.uid for hit in hits] == ["t00", "t01", "t02"]
+    assert uids(index, "same words", limit=5) == ["t00", "t01", "t02", "t03", "t04"]

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from pyoxigraph import (
     Literal,
     NamedNode,
     Quad,
+    QueryBoolean,
+    QueryResultsFormat,
     QuerySolutions,
     QueryTriples,
     RdfFormat,
@@ -1157,3 +1160,138 @@ def test_a_first_load_killed_mid_fill_is_unlisted_then_dropped_once_stale(
     with LabBrain(settings):
         assert probe._claims() == {} and SAMPLE_GRAPH not in probe._all_graphs()
     probe.close()
+
+
+# ---------------------------------------------------------------------------- a Virtuoso stub
+VIRTUOSO_SERVER = "Virtuoso/07.20.3240 (Linux) x86_64-generic-linux-glibc25  VDB"
+
+
+class _VirtuosoStub:
+    """A SPARQL server that answers as Virtuoso does, from an in-memory pyoxigraph store:
+    it names itself Virtuoso, answers ASK as rows binding ``__ASK_RETVAL`` (``ask_values``:
+    the values of the rows for true and for false), and cuts every SELECT and CONSTRUCT
+    answer at ``max_rows`` rows or triples without saying so (its ResultSetMaxRows).
+    Records the text of every query."""
+
+    def __init__(self, triples: list[Triple], max_rows: int) -> None:
+        self.data = Store()
+        self.data.extend(Quad(t.subject, t.predicate, t.object, NamedNode(G)) for t in triples)
+        self.max_rows = max_rows
+        self.ask_values: dict[bool, list[str]] = {True: ["1"], False: []}
+        self.queries: list[str] = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def version_string(self) -> str:  # the Server header
+                return VIRTUOSO_SERVER
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                query = parse_qs(self.rfile.read(length).decode())["query"][0]
+                stub.queries.append(query)
+                content_type, body = stub.answer(query)
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sparql"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def answer(self, query: str) -> tuple[str, bytes]:
+        result = self.data.query(query)
+        if isinstance(result, QueryTriples):
+            lines = result.serialize(format=RdfFormat.N_TRIPLES).splitlines(keepends=True)
+            return "application/n-triples", b"".join(lines[: self.max_rows])
+        if isinstance(result, QuerySolutions):
+            answer = json.loads(result.serialize(format=QueryResultsFormat.JSON))
+            answer["results"]["bindings"] = answer["results"]["bindings"][: self.max_rows]
+        else:
+            integer = "http://www.w3.org/2001/XMLSchema#integer"
+            rows = [
+                {"__ASK_RETVAL": {"type": "typed-literal", "datatype": integer, "value": value}}
+                for value in self.ask_values[bool(result)]
+            ]
+            answer = {"head": {"vars": ["__ASK_RETVAL"]}, "results": {"bindings": rows}}
+        return "application/sparql-results+json", json.dumps(answer).encode()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+G = "urn:labbrain:dataset:paged"
+
+
+@contextmanager
+def _virtuoso_stub(
+    triples: list[Triple], max_rows: int = 1000
+) -> Iterator[tuple[_VirtuosoStub, RemoteStore]]:
+    """The stub and a read-only store on it that checks answers of ``max_rows`` rows or more
+    (``endpoint_check_rows`` set to the server's row limit, as its description says)."""
+    stub = _VirtuosoStub(triples, max_rows)
+    settings = Settings(endpoint=stub.url, endpoint_check_rows=max_rows)
+    try:
+        with RemoteStore.from_settings(settings, read_only=True) as store:
+            yield stub, store
+    finally:
+        stub.close()
+
+
+@pytest.mark.parametrize("false_as", [[], ["0"]], ids=["no row", "a row of 0"])
+def test_a_virtuoso_ask_answered_as_rows_is_read_as_true_or_false(false_as: list[str]) -> None:
+    """Virtuoso answers ASK with rows binding ``__ASK_RETVAL``: a row of 1 is true, no row or
+    a row of 0 is false; other rows are no answer to an ASK."""
+    with _virtuoso_stub(_triples(2)) as (stub, store):
+        stub.ask_values[False] = false_as
+        assert store.is_virtuoso()
+        assert store.ask(f"ASK {{ GRAPH <{G}> {{ <{EX}t1> ?p ?o }} }}") is True
+        assert store.ask(f"ASK {{ GRAPH <{G}> {{ <{EX}t7> ?p ?o }} }}") is False
+        assert store.has_graph(G) is True
+        assert store.has_graph("urn:labbrain:dataset:none") is False
+        answer = store.query(f"ASK {{ GRAPH <{G}> {{ <{EX}t7> ?p ?o }} }}")  # as the CLI asks
+        assert isinstance(answer, QueryBoolean) and not bool(answer)
+        assert bool(store.query(f"ASK {{ GRAPH <{G}> {{ <{EX}t0> ?p ?o }} }}"))
+        for rows in (["2"], ["1", "1"], ["true"]):
+            stub.ask_values[True] = rows
+            with pytest.raises(EndpointError, match="answered an ASK with rows"):
+                store.ask(f"ASK {{ GRAPH <{G}> {{ <{EX}t1> ?p ?o }} }}")
+
+
+SUBJECTS_OF_G = f"SELECT ?s WHERE {{ GRAPH <{G}> {{ ?s ?p ?o }} }}"
+
+
+@pytest.mark.parametrize("total", [2, 3, 4, 6, 7, 10])
+def test_a_select_cut_silently_at_the_servers_row_limit_is_read_whole_in_pages(
+    total: int,
+) -> None:
+    """With a row limit of 3, every answer of 3 rows may be cut: it is counted, and read
+    again in pages of 3 when the count is higher, each row exactly once, in the query's
+    order when it has one. (Totals below, at, just above, at twice and above twice the
+    limit.)"""
+    subjects = [f"{EX}t{i}" for i in range(total)]
+    pages = 0 if total <= 3 else -(-total // 3)  # one per 3 rows, when the first was cut
+    with _virtuoso_stub(_triples(total), max_rows=3) as (stub, store):
+        stub.queries.clear()
+        rows = store.query(SUBJECTS_OF_G)
+        assert isinstance(rows, QuerySolutions)
+        assert sorted(row["s"].value for row in rows) == sorted(subjects)  # type: ignore[union-attr]
+        # the first answer, a count when it had 3 rows, one page per 3 rows when it was cut
+        assert len(stub.queries) == 1 + (total >= 3) + pages
+        assert len([q for q in stub.queries if " OFFSET " in q]) == pages
+        ordered = store.query(f"{SUBJECTS_OF_G} ORDER BY DESC(?s)")
+        assert [row["s"].value for row in ordered] == sorted(subjects, reverse=True)  # type: ignore[index, union-attr]
+        limited = store.query(f"{SUBJECTS_OF_G} ORDER BY ?s LIMIT 5")
+        assert [row["s"].value for row in limited] == sorted(subjects)[:5]  # type: ignore[index, union-attr]
+        quads = list(store.quads(G))
+        assert sorted(q.subject.value for q in quads) == sorted(subjects)
+        assert {q.graph_name for q in quads} == {NamedNode(G)}
