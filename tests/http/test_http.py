@@ -1488,3 +1488,31 @@ def test_check_query_names_the_graphs_the_store_lacks() -> None:
     asked = []
     check_query("SELECT * { ?s ?p ?o }", graphs=lambda: asked.append(1) or [])
     assert asked == []  # no FROM: the store's graphs are not even listed
+
+
+def test_an_update_the_engine_refuses_is_a_client_error(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    """CLEAR GRAPH / DROP GRAPH without SILENT on a graph the store does not hold fail in the
+    engine: a 400 with its message (found by the W3C protocol test update_base_uri, which was
+    answered 500 InternalError), and nothing of the request is written."""
+    test_client, brain = update_client
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for operation in ("CLEAR", "DROP"):
+        answer = test_client.post(
+            "/sparql",
+            data={
+                "update": f"{operation} GRAPH <urn:test:never> ;\n"
+                "INSERT DATA { GRAPH <urn:test:after> { <urn:test:a> rdfs:label 'x' } }"
+            },
+            headers=auth,
+        )
+        assert answer.status_code == 400, answer.text
+        error = error_of(answer)
+        assert error["type"] == "QueryError"
+        assert "<urn:test:never>" in error["message"] and "does not exist" in error["message"]
+        assert not brain.store.has_graph("urn:test:after")
+    silent = test_client.post(
+        "/sparql", data={"update": "CLEAR SILENT GRAPH <urn:test:never>"}, headers=auth
+    )
+    assert silent.status_code == 204

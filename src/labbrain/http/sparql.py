@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from labbrain import __version__
 from labbrain.core import LabBrain
-from labbrain.errors import GraphNotFound, LabbrainError, QuerySyntaxError
+from labbrain.errors import GraphNotFound, LabbrainError, QueryError, QuerySyntaxError
 from labbrain.http.dataset import (
     query_dataset,
     refuse_for_query,
@@ -412,12 +412,23 @@ async def _update(request: Request, endpoint: Endpoint, text: str) -> Response:
     if not text.strip():
         raise HttpError(400, "ProtocolError", "the update is empty")
     async with endpoint.update_lock:
-        await anyio.to_thread.run_sync(
-            confined(
-                partial(endpoint.brain.query, text, update=True, base_iri=_own_url(request.url))
+        try:
+            await anyio.to_thread.run_sync(
+                confined(
+                    partial(endpoint.brain.query, text, update=True, base_iri=_own_url(request.url))
+                )
             )
-        )
+        except RuntimeError as error:
+            # Raised by the engine while running the update (e.g. CLEAR GRAPH or DROP GRAPH
+            # without SILENT on a graph the store does not hold): the request's fault, said
+            # as a query's evaluation error is (http.pool), not an internal error.
+            raise QueryError(_first_line(error)) from None
     return Response(status_code=204)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 # ---------------------------------------------------------------------------- description
