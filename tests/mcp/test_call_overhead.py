@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from conftest import SAMPLE
 from labbrain.core import LabBrain
 from labbrain.mcp.caps import CappedServer
-from labbrain.mcp.common import ToolContext, ToolSpec, register
+from labbrain.mcp.common import ToolContext, ToolSpec, sdk_tool
 from labbrain.mcp.listing import inline_single_use, lean_output
 from labbrain.mcp.server import build_server
 from labbrain.mcp.tools import TOOLSETS
@@ -168,10 +168,10 @@ def right_model(context: ToolContext) -> Declared:
 
 def test_an_answer_of_another_model_than_declared_is_an_error() -> None:
     with LabBrain(Settings(store=":memory:")) as brain:
-        server = CappedServer(name="t", max_chars=10_000)
         context = ToolContext.open(brain)
-        register(server, context, ToolSpec(wrong_model, "Wrong"))
-        register(server, context, ToolSpec(right_model, "Right"))
+        specs = [ToolSpec(wrong_model, "Wrong"), ToolSpec(right_model, "Right")]
+        tools = [sdk_tool(spec, context) for spec in specs]
+        server = CappedServer(name="t", max_chars=10_000, tools=tools)
         wrong = _call(server, "wrong_model", {})
         right = _call(server, "right_model", {})
     assert wrong.is_error and "wrong_model" in wrong.content[0].text  # not Other's content

@@ -4,7 +4,8 @@ A tool is a module-level function of one group module in :mod:`labbrain.mcp.tool
 the :class:`ToolContext` first, then its arguments, and returns a pydantic model (or, when it
 attaches more than the model, a finished :class:`CallToolResult`). Library errors are raised
 as they are. Each group lists its tools as data (``TOOLS``, a tuple of :class:`ToolSpec`), and
-:func:`register` puts one on a server: the context is bound, the model becomes structured
+:func:`sdk_tool` makes one the SDK's tool, handed to the server as it is made
+(``MCPServer(tools=...)``): the context is bound, the model becomes structured
 content plus compact JSON text (:func:`answer`), and a :class:`~labbrain.errors.LabbrainError`
 becomes the ``isError`` message the model reads. That mapping is made here and nowhere else.
 """
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import anyio.to_thread
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -261,7 +263,7 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
     ``M`` becomes ``Annotated[CallToolResult, M]``: the SDK derives the same input and output
     schemas from it as from the function. A model answer must be an ``M`` (else the call
     fails): its structured content is then ``M``'s by construction, which is why
-    :func:`register` spares the SDK validating it again."""
+    :func:`sdk_tool` spares the SDK validating it again."""
     fn = spec.fn
     signature = inspect.signature(fn, eval_str=True)
     parameters = list(signature.parameters.values())[1:]  # the first one takes the context
@@ -311,19 +313,25 @@ def _is_context(annotation: Any) -> bool:
     return inspect.isclass(annotation) and issubclass(annotation, Context)
 
 
-def register(server: MCPServer, context: ToolContext, spec: ToolSpec) -> None:
-    """Put one tool on ``server``, running against ``context``.
+def sdk_tool(spec: ToolSpec, context: ToolContext) -> Tool:
+    """The SDK's tool for ``spec``, running against ``context``: give it to the server as
+    the server is made (``MCPServer(tools=[...])``).
 
     The tool keeps its output schema (listed, and validated by clients), but the SDK does
     not validate each structured answer against the answer model again: the answer was
     dumped from an instance of that model a moment before (:func:`bind` checks the type),
-    and the output cap (:mod:`labbrain.mcp.caps`) keeps what it cuts valid."""
-    server.tool(
+    and the output cap (:mod:`labbrain.mcp.caps`) keeps what it cuts valid.
+
+    Only the SDK's public surface is used: ``Tool.from_function`` (what ``MCPServer.tool``
+    does), the server's ``tools`` parameter, and ``FuncMetadata.output_model``, a field the
+    SDK reads at each call (None: no validation); ``tests/mcp/test_sdk_seams.py`` says
+    which of them an SDK upgrade changed."""
+    tool = Tool.from_function(
+        bind(spec, context),
         name=spec.name,
         title=spec.title,
         description=spec.description,
         annotations=spec.annotations,
-    )(bind(spec, context))
-    tool = server._tool_manager.get_tool(spec.name)
-    if tool is not None:  # the SDK reads this field at each call (None: no validation)
-        tool.fn_metadata.output_model = None
+    )
+    tool.fn_metadata.output_model = None
+    return tool

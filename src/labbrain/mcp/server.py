@@ -44,7 +44,7 @@ from labbrain.mcp import resources
 from labbrain.mcp.announce import Announcer, dataset_uri
 from labbrain.mcp.arguments import argument_problems
 from labbrain.mcp.caps import CappedServer
-from labbrain.mcp.common import ToolContext, register
+from labbrain.mcp.common import ToolContext, sdk_tool
 from labbrain.mcp.listing import lean_input, lean_output
 from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, offered
 from labbrain.ops.watch import WatchEvent, log_event, watching
@@ -144,6 +144,11 @@ def build_server(
     (never a dataset graph) and run tasks."""
     settings = brain.settings
     bus = InMemorySubscriptionBus()
+    toolsets = tuple(toolsets)
+    tools = offered(toolsets, read_only=read_only)
+    context = ToolContext.open(
+        brain, cap=lambda: server.max_chars, read_only=read_only, served=tools, toolsets=toolsets
+    )
     server = LabbrainServer(
         name="labbrain",
         title="labbrain discourse graph",
@@ -151,17 +156,11 @@ def build_server(
         version=__version__,
         max_chars=settings.mcp_max_chars,  # every tool answer fits (mcp.caps)
         subscriptions=bus,
+        tools=[sdk_tool(spec, context) for spec in tools],
     )
     server.announcer = Announcer(brain, bus)
     server.announcer.attach(server)
-    toolsets = tuple(toolsets)
-    tools = offered(toolsets, read_only=read_only)
-    context = ToolContext.open(
-        brain, cap=lambda: server.max_chars, read_only=read_only, served=tools, toolsets=toolsets
-    )
     context.client_log.attach(server)  # warnings reach the client (notifications/message)
-    for spec in tools:
-        register(server, context, spec)
     resources.register(server, context.reader)
     return server
 
