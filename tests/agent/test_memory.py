@@ -854,6 +854,10 @@ def test_traversal_crosses_domains_only_when_asked(tools: Tools) -> None:
 
     local = tools.ok("traverse_memories", start=near, maxDepth=3)
     assert local["nodeCount"] == 1 and local["edges"] == []
+    assert local["note"] == (
+        "no edge within this domain passes the filters from this memory; 1 cross-domain "
+        "reference(s) lead out: pass crossDomains=true to follow them"
+    )
     crossing = tools.ok("traverse_memories", start=near, maxDepth=3, crossDomains=True)
     assert [
         [(n["id"], n["memory"]["domain"]) for n in level["nodes"]] for level in crossing["levels"]
@@ -885,6 +889,22 @@ def test_traversal_crosses_domains_only_when_asked(tools: Tools) -> None:
         "traverse_memories", start=far, crossDomains=True, direction="outgoing", maxDepth=2
     )
     assert [n["id"] for n in again["levels"][1]["nodes"]] == [near, beyond]
+
+
+def test_a_traversal_names_the_cross_domain_references_it_did_not_follow(tools: Tools) -> None:
+    tools.domain("tension")
+    far = tools.store("far")
+    tools.domain("actin")
+    near, here = tools.store("near"), tools.store("here")
+    tools.connect(near, here, "follows", 0.5)
+    tools.cross(here, far, description="one way", strength=0.9)
+    beside = tools.ok("traverse_memories", start=near, maxDepth=3)
+    assert beside["nodeCount"] == 2
+    assert beside["note"] == (
+        "1 cross-domain reference(s) not followed: pass crossDomains=true to follow them"
+    )
+    crossing = tools.ok("traverse_memories", start=near, maxDepth=3, crossDomains=True)
+    assert crossing["nodeCount"] == 3 and crossing["note"] is None
 
 
 # ---------------------------------------------------------------------------------------

@@ -82,7 +82,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[InProcessT
     store = tmp_path_factory.mktemp("annotations") / "store"
     with LabBrain(settings_for(str(store), load_dirs=[SAMPLE.parent])) as brain:
         tools = InProcessTools(brain)
-        task = tools.ok("load_dataset", path=SAMPLE.name, waitSeconds=60)["task_id"]
+        task = tools.ok("load_dataset", path=SAMPLE.name, waitSeconds=60)["taskId"]
         tools.ok("create_project", name="Membrane tension", activate=True)
         tools.ok("record_visit", uid="n2rGK8We9")
         tools.ok("log_finding", content="Tension slows endocytosis.", sourceUid="B77kMS_GY")

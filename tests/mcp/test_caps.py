@@ -710,9 +710,9 @@ def _run_every_tool(lab: Lab, cap: int, p: int) -> dict[str, tuple[bool, Json, s
                 if not result.is_error:
                     jsonschema.validate(result.structured_content, tool.output_schema or {})
                 if tool.name == "load_dataset" and not result.is_error:
-                    lab.tasks["load"] = result.structured_content["task_id"]
+                    lab.tasks["load"] = result.structured_content["taskId"]
                 if tool.name == "embed_nodes" and not result.is_error:
-                    lab.tasks["embed"] = result.structured_content["task_id"]
+                    lab.tasks["embed"] = result.structured_content["taskId"]
             return list(tools)
 
     tools = asyncio.run(main())

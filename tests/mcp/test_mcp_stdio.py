@@ -154,7 +154,7 @@ ONE_OF_EACH = {
     "memory": ("list_domains", [], "domains"),
     "claims": ("list_propositions", [], "propositions"),
     "tasks": ("list_tasks", [], "tasks"),
-    "semantic": ("embed_nodes", ["waitSeconds=0"], "task_id"),
+    "semantic": ("embed_nodes", ["waitSeconds=0"], "taskId"),
 }
 
 

@@ -23,6 +23,7 @@ from helpers import fingerprint, load_and_kill, select
 from labbrain.core import LabBrain
 from labbrain.errors import InputError, InvalidTransition, ItemNotFound, TaskCancelled
 from labbrain.mcp.server import build_server
+from labbrain.mcp.tools import semantic as semantic_tools
 from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.rdf.namespaces import TASKS_GRAPH
 from labbrain.store.journal import JOURNAL_DIR, JOURNAL_MARKER
@@ -360,7 +361,7 @@ def test_a_20k_load_over_mcp_returns_at_once_and_progress_only_goes_up(
         polled = []
         while True:
             answer = await client.call_tool(
-                "get_task", {"taskId": started.structured_content["task_id"]}
+                "get_task", {"taskId": started.structured_content["taskId"]}
             )
             polled.append(answer.structured_content)
             if answer.structured_content["status"] not in ("pending", "in_progress"):
@@ -412,14 +413,14 @@ def test_list_and_get_tasks_over_mcp(mcp_brain: LabBrain, allowed: Path) -> None
         failed = await client.call_tool("list_tasks", {"status": "error"})
         unknown = await client.call_tool("get_task", {"taskId": "nope"})
         cancel_done = await client.call_tool(
-            "cancel_task", {"taskId": first.structured_content["task_id"]}
+            "cancel_task", {"taskId": first.structured_content["taskId"]}
         )
         return first, listed, completed, failed, unknown, cancel_done
 
     first, listed, completed, failed, unknown, cancel_done = _mcp(mcp_brain, work)
-    task_id = first.structured_content["task_id"]
+    task_id = first.structured_content["taskId"]
     [summary] = listed.structured_content["tasks"]
-    assert summary["task_id"] == task_id and summary["progress"] == "6/6"
+    assert summary["taskId"] == task_id and summary["progress"] == "6/6"
     assert summary["source"] == "sample.jsonld" and summary["error"] is None
     assert completed.structured_content["total"] == 1
     assert failed.structured_content["tasks"] == []
@@ -511,9 +512,9 @@ def test_kill_mid_load_then_resume_gives_the_uninterrupted_dataset(
     assert task["status"] == "interrupted"
     # The checkpoints written inside the atomic write went with it; the last durable one is
     # the step before the write.
-    assert task["last_completed_step"] == "repair_context"
-    assert task["current_step"] == "parse"
-    resumed = _cli(store, "tasks", "resume", task["task_id"], "--json")
+    assert task["lastCompletedStep"] == "repair_context"
+    assert task["currentStep"] == "parse"
+    resumed = _cli(store, "tasks", "resume", task["taskId"], "--json")
     assert resumed.returncode == 0, resumed.stderr
     final = json.loads(resumed.stdout)
     assert final["status"] == "completed"
@@ -529,5 +530,76 @@ def test_kill_mid_load_then_resume_gives_the_uninterrupted_dataset(
         assert got["urn:labbrain:changes"][0] == reference_20k["urn:labbrain:changes"][0]
         [dataset] = brain.datasets()
         assert dataset["loadId"] == final["params"]["loadId"]
-    shown = _cli(store, "tasks", "show", task["task_id"])
+    shown = _cli(store, "tasks", "show", task["taskId"])
     assert json.loads(shown.stdout)["status"] == "completed"
+
+
+def test_a_load_that_fails_while_waited_for_is_an_error_answer(
+    mcp_brain: LabBrain, allowed: Path
+) -> None:
+    """A broken export loaded with waitSeconds: the answer is isError, naming the task, the
+    step and the reason, and saying the store is as before; get_task still reports the
+    failed task as its state (not an error)."""
+    (allowed / "sample.jsonld").write_bytes(SAMPLE.read_bytes())
+    (allowed / "broken.jsonld").write_text('{"@context": {}, "@graph": [', encoding="utf-8")
+
+    async def load_good(client: Client) -> Any:
+        return await client.call_tool("load_dataset", {"path": "sample.jsonld", "waitSeconds": 30})
+
+    async def work(client: Client) -> Any:
+        bad = await client.call_tool("load_dataset", {"path": "broken.jsonld", "waitSeconds": 30})
+        listed = await client.call_tool("list_tasks", {"status": "error"})
+        [failed] = listed.structured_content["tasks"]
+        polled = await client.call_tool("get_task", {"taskId": failed["taskId"]})
+        return bad, failed, polled
+
+    good = _mcp(mcp_brain, load_good)
+    before = fingerprint(mcp_brain)
+    bad, failed, polled = _mcp(mcp_brain, work)
+    after = fingerprint(mcp_brain)
+    before.pop(str(TASKS_GRAPH), None), after.pop(str(TASKS_GRAPH), None)  # task states
+    assert after == before
+    assert not good.is_error and good.structured_content["status"] == "completed"
+    assert bad.is_error
+    text = bad.content[0].text
+    assert f"task {failed['taskId']} (ingest) failed during " in text
+    assert "broken.jsonld" in text and "nothing was written" in text
+    assert str(allowed) not in text
+    assert not polled.is_error and polled.structured_content["status"] == "error"
+    assert str(allowed) not in json.dumps(polled.structured_content)
+
+
+def test_a_cancelled_load_says_to_load_again() -> None:
+    """The message of a load cancelled mid-way says the dataset is as before and to load
+    again (the load itself is stood in for by one that is cancelled at its write)."""
+    with LabBrain(settings_for(":memory:")) as brain:
+        runner = task_runner(brain)
+
+        def cancelled(state: Any, steps: Any) -> dict[str, Any]:
+            steps.enter("write")
+            raise TaskCancelled(state.task_id)
+
+        runner.executors["ingest"] = cancelled
+        task = runner.create("ingest", ingest_params(str(SAMPLE)))
+        with pytest.raises(TaskCancelled):
+            runner.start(task.task_id)
+        state = runner.get(task.task_id)
+        assert state.status == "cancelled"
+        assert state.history[-1].message == (
+            "cancelled during write; nothing was written and the dataset is as before; "
+            "load again to load it"
+        )
+
+
+def test_embed_nodes_is_served_only_with_the_semantic_extra(
+    mcp_brain: LabBrain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def names() -> list[str]:
+        async with Client(build_server(mcp_brain, ("semantic", "tasks"))) as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    monkeypatch.setattr(semantic_tools, "semantic_installed", lambda: True)
+    assert "embed_nodes" in asyncio.run(names())
+    monkeypatch.setattr(semantic_tools, "semantic_installed", lambda: False)
+    listed = asyncio.run(names())
+    assert "embed_nodes" not in listed and "get_task" in listed

@@ -56,7 +56,7 @@ LONG_STRING = 160
 KEEP_STRING = 120
 #: Keys whose string values name something and are never shortened, whatever their length.
 IDENTITY_KEYS = frozenset(
-    {"id", "uid", "url", "iri", "graph", "dataset", "task_id", "nextCursor", "source", "target"}
+    {"id", "uid", "url", "iri", "graph", "dataset", "taskId", "nextCursor", "source", "target"}
 )
 
 DEFAULT_HINT = (

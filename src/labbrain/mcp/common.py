@@ -194,6 +194,9 @@ class ToolSpec(NamedTuple):
     #: visit, for the notebook): a server without that toolset, or a read-only one, offers it
     #: as a pure read (:attr:`ToolContext.records_visits` turns the side effect off).
     side_effect_for: str | None = None
+    #: Why the tool cannot be served in this install, if it cannot (None: it always can):
+    #: such a tool is left out of the listing rather than failing at its first call.
+    unavailable: Callable[[], str | None] | None = None
 
     @property
     def name(self) -> str:

@@ -156,6 +156,7 @@ def run_embed(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[str
 
 #: What a cancelled run of a workflow leaves behind (default: nothing).
 CANCEL_NOTES: dict[str, str] = {
+    "ingest": "nothing was written and the dataset is as before; load again to load it",
     "embed": "the vectors computed so far were kept; embed again to continue",
 }
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 from pyoxigraph import Literal as RdfLiteral
 from pyoxigraph import NamedNode, Quad
 
@@ -110,8 +111,17 @@ class TaskErrorInfo(BaseModel):
     message: str
 
 
+#: Task answers speak camelCase, as every other answer (``taskId``, ``currentStep``), while
+#: the code keeps its snake_case names; a state stored in either spelling reads back.
+CAMEL_CASE = ConfigDict(
+    alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+)
+
+
 class TaskState(BaseModel):
     """Everything known about one task. Changed only through :func:`transition`."""
+
+    model_config = CAMEL_CASE
 
     task_id: str
     kind: str

@@ -626,7 +626,13 @@ class Memories:
         lab = self.brain.index.nodes_by_iri(
             n.iri for level in walk.levels for n in level if n.kind == "node"
         )
-        return traversal_result(origin, walk, memories, lab, self.max_nodes)
+        unfollowed = 0
+        if not cross_domains:  # say so when a cross-domain reference leads out
+            reached = {n.iri for level in walk.levels for n in level if n.kind == "memory"}
+            unfollowed = sum(
+                1 for link in links if link.cross and {link.source, link.target} & reached
+            )
+        return traversal_result(origin, walk, memories, lab, self.max_nodes, unfollowed)
 
     # ------------------------------------------------------------------ transfer
     def transfer_memory(

@@ -140,9 +140,12 @@ def traversal_result(
     memories: dict[str, MemoryRecord],
     lab: dict[str, IndexedNode],
     max_nodes: int,
+    unfollowed_cross: int = 0,
 ) -> TraversalResult:
     """The answer for ``walk`` from ``origin``: memory nodes from ``memories``, lab nodes
-    (by IRI) from ``lab`` with their attribution and uid, edges with their ends' ids."""
+    (by IRI) from ``lab`` with their attribution and uid, edges with their ends' ids.
+    ``unfollowed_cross``: the cross-domain references from the memories reached that were
+    not followed (no ``crossDomains``); the note says how to follow them."""
     levels = []
     for depth, reached in enumerate(walk.levels):
         nodes = []
@@ -178,8 +181,19 @@ def traversal_result(
             f"stopped at {max_nodes} nodes; lower maxDepth, name types or raise minStrength "
             "to see the rest"
         )
+    elif count == 1 and unfollowed_cross:
+        note = (
+            f"no edge within this domain passes the filters from this memory; "
+            f"{unfollowed_cross} cross-domain reference(s) lead out: pass crossDomains=true "
+            "to follow them"
+        )
     elif count == 1:
         note = "no edge passes the filters from this memory; connect_memories adds edges"
+    elif unfollowed_cross:
+        note = (
+            f"{unfollowed_cross} cross-domain reference(s) not followed: pass crossDomains=true "
+            "to follow them"
+        )
     return TraversalResult(
         start=memory_ref(origin),
         levels=levels,

@@ -23,10 +23,13 @@ A read-only server (:func:`offered` with ``read_only``) lists no tool that write
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 
 from labbrain.errors import SettingsError
 from labbrain.mcp.common import READ_ONLY, ToolSpec
+
+log = logging.getLogger(__name__)
 
 #: Where each toolset's tools are listed: (module of this package, its tuple of ToolSpec).
 _SOURCES: dict[str, tuple[str, str]] = {
@@ -100,6 +103,8 @@ def offered(toolsets: Iterable[str], *, read_only: bool = False) -> list[ToolSpe
     toolset by toolset (a toolset part of another one asked for is listed in that one). With
     ``read_only``: only the tools that change nothing, plus the reads whose only write is a
     side effect the read-only server leaves out (``get_node``'s visit), annotated read-only.
+    A tool this install cannot serve (``embed_nodes`` without the semantic extra) is left out,
+    with a warning saying why.
     Such a read is annotated read-only too where the toolset its side effect serves is not
     asked for (:func:`keeps_side_effect`)."""
     chosen = set(toolsets)
@@ -115,6 +120,10 @@ def offered(toolsets: Iterable[str], *, read_only: bool = False) -> list[ToolSpe
             if spec.name in seen:
                 continue
             seen.add(spec.name)
+            why = spec.unavailable() if spec.unavailable is not None else None
+            if why is not None:
+                log.warning("%s is not served: %s", spec.name, why)
+                continue
             if spec.side_effect_for is not None and not keeps_side_effect(
                 spec, chosen, read_only=read_only
             ):

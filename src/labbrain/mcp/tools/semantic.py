@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context
 
+from labbrain.index.embeddings import INSTALL_HINT, semantic_installed
 from labbrain.mcp.common import WRITE, ToolContext, ToolSpec
-from labbrain.mcp.tools.tasks import WaitSeconds, waited
+from labbrain.mcp.tools.tasks import WaitSeconds, succeeded, waited
 from labbrain.tasks.ledger import TaskState
 
 
@@ -18,13 +19,18 @@ async def embed_nodes(
     context: ToolContext, ctx: Context, waitSeconds: WaitSeconds = 0
 ) -> TaskState:
     """Compute the embeddings of semantic search_nodes as a background task, for new or
-    changed nodes only (minutes for a big graph). Without the semantic extra it fails
-    saying what to install.
+    changed nodes only (minutes for a big graph). Served only where the semantic extra is
+    installed.
 
     Next: poll get_task; once completed, search_nodes is hybrid by default."""
     task = context.runner.create("embed")
     context.runner.start(task.task_id, background=True)
-    return await waited(context, task.task_id, waitSeconds, ctx)
+    return succeeded(await waited(context, task.task_id, waitSeconds, ctx))
 
 
-TOOLS = (ToolSpec(embed_nodes, "Compute embeddings", WRITE),)
+def _without_the_extra() -> str | None:
+    """Why embed_nodes cannot run here: the semantic extra is not installed (else None)."""
+    return None if semantic_installed() else f"the semantic extra is not installed; {INSTALL_HINT}"
+
+
+TOOLS = (ToolSpec(embed_nodes, "Compute embeddings", WRITE, unavailable=_without_the_extra),)

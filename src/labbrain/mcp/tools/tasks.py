@@ -17,16 +17,17 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from labbrain.discourse.models import listed_count, total_count
+from labbrain.errors import TaskError
 from labbrain.mcp.allowlist import allowed_file
 from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, ToolContext, ToolSpec
 from labbrain.ops.workflows import ingest_params
 from labbrain.store.threads import confined
-from labbrain.tasks.ledger import TaskState
+from labbrain.tasks.ledger import CAMEL_CASE, TaskState
 from labbrain.tasks.runner import TaskRunner
 
 POLL_SECONDS = 0.1
 
-TaskId = Annotated[str, Field(description="task_id from load_dataset or list_tasks")]
+TaskId = Annotated[str, Field(description="taskId from load_dataset or list_tasks")]
 WaitSeconds = Annotated[
     float,
     Field(ge=0, description="seconds to wait for it to end, with progress"),
@@ -35,6 +36,8 @@ WaitSeconds = Annotated[
 
 class TaskSummary(BaseModel):
     """One task in a listing."""
+
+    model_config = CAMEL_CASE
 
     task_id: str
     kind: str
@@ -59,11 +62,17 @@ class TaskList(BaseModel):
 
 def for_model(state: TaskState) -> TaskState:
     """The state as a model may see it: the file named as the model gave it, not by the
-    server's full path."""
+    server's full path (in its parameters, errors and history)."""
     if "label" not in state.params:
         return state
     shown = state.model_copy(deep=True)
-    shown.params["source"] = shown.params.pop("label")
+    full, label = str(shown.params.get("source", "")), shown.params.pop("label")
+    shown.params["source"] = label
+    if full:  # messages name the file as the model gave it too
+        for error in shown.errors:
+            error.message = error.message.replace(full, label)
+        for entry in shown.history:
+            entry.message = entry.message.replace(full, label)
     return shown
 
 
@@ -107,6 +116,27 @@ async def waited(context: ToolContext, task_id: str, seconds: float, ctx: Contex
     return for_model(await _wait(context.runner, task_id, min(seconds, longest), ctx))
 
 
+#: What a failed run of a workflow left, for the model (default: nothing said).
+FAILED_NOTES = {"ingest": "nothing was written and the dataset is as before"}
+
+
+def succeeded(state: TaskState) -> TaskState:
+    """``state``, unless the task failed: then a TaskError (the model's ``isError``) naming
+    the task, its step and its error, and what the failure left. For the tools that start or
+    resume work; get_task reports a failed task as its state."""
+    if state.status != "error":
+        return state
+    error = state.errors[-1] if state.errors else None
+    where = f" during {error.step}" if error is not None and error.step else ""
+    why = error.message if error is not None else "no error recorded"
+    left = FAILED_NOTES.get(state.kind)
+    raise TaskError(
+        f"task {state.task_id} ({state.kind}) failed{where}: {why}"
+        + (f"; {left}" if left else "")
+        + f" (get_task {state.task_id} for its history)"
+    )
+
+
 async def load_dataset(
     context: ToolContext,
     path: Annotated[
@@ -129,7 +159,7 @@ async def load_dataset(
 ) -> TaskState:
     """Load a discourse-graph export (or RDF file) as a background task, replacing that
     dataset atomically. Poll get_task until completed (counts, warnings) or error (store
-    unchanged).
+    unchanged); a load that fails within waitSeconds is answered as an error.
 
     Next: get_schema or search_nodes."""
     source = allowed_file(path, context.brain.settings.load_dirs)
@@ -137,7 +167,7 @@ async def load_dataset(
     params["label"] = path
     task = context.runner.create("ingest", params)
     context.runner.start(task.task_id, background=True)
-    return await waited(context, task.task_id, waitSeconds, ctx)
+    return succeeded(await waited(context, task.task_id, waitSeconds, ctx))
 
 
 async def get_task(
@@ -193,7 +223,7 @@ async def resume_task(
 
     Next: poll get_task."""
     context.runner.resume(taskId, background=True)
-    return await waited(context, taskId, waitSeconds, ctx)
+    return succeeded(await waited(context, taskId, waitSeconds, ctx))
 
 
 TOOLS = (
