@@ -32,6 +32,7 @@ from labbrain.tasks.ledger import (
     TRANSITIONS,
     WORKFLOWS,
     TaskLedger,
+    TaskState,
     new_task,
     transition,
 )
@@ -603,3 +604,24 @@ def test_embed_nodes_is_served_only_with_the_semantic_extra(
     monkeypatch.setattr(semantic_tools, "semantic_installed", lambda: False)
     listed = asyncio.run(names())
     assert "embed_nodes" not in listed and "get_task" in listed
+
+
+def test_a_task_state_speaks_camel_case_and_reads_either_spelling() -> None:
+    """Answers use taskId / currentStep / lastCompletedStep; a state stored by an earlier
+    version in snake_case still reads back, field for field."""
+    state = new_task("reindex")
+    dumped = state.model_dump(mode="json")
+    assert {"taskId", "currentStep", "lastCompletedStep"} <= set(dumped)
+    assert not {"task_id", "current_step", "last_completed_step"} & set(dumped)
+    snake = {
+        "task_id"
+        if key == "taskId"
+        else "current_step"
+        if key == "currentStep"
+        else "last_completed_step"
+        if key == "lastCompletedStep"
+        else key: value
+        for key, value in dumped.items()
+    }
+    assert TaskState.model_validate(snake) == state
+    assert TaskState.model_validate_json(state.model_dump_json()) == state
