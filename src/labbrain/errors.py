@@ -31,7 +31,7 @@ HTTP endpoint to a status and a JSON body, the MCP server to a ``ToolError``.
     │   ├── QuerySyntaxError(message, line, column)
     │   ├── QueryNotAllowed(reason)
     │   └── UnknownTemplate(name) / TemplateParameterError(name, reason)
-    │   └── QueryTimeout(seconds)
+    │   └── QueryTimeout(seconds) / QueryCancelled
     ├── GraphNotFound(graph)
     ├── NodeNotFound(uid) / DatasetNotFound(name)
     ├── ItemNotFound(kind, ident, hint)    a project, memory, proposition, task ... is unknown
@@ -311,6 +311,13 @@ class QueryTimeout(QueryError):
         super().__init__(
             f"query stopped after {seconds:g} s; narrow it (LIMIT, fewer OPTIONALs, a GRAPH)"
         )
+
+
+class QueryCancelled(QueryError):
+    """The caller of a query went away (a cancelled MCP call), and the query was stopped."""
+
+    def __init__(self) -> None:
+        super().__init__("query cancelled by its caller and stopped")
 
 
 class NodeNotFound(LabbrainError):

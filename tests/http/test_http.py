@@ -1516,3 +1516,51 @@ def test_an_update_the_engine_refuses_is_a_client_error(
         "/sparql", data={"update": "CLEAR SILENT GRAPH <urn:test:never>"}, headers=auth
     )
     assert silent.status_code == 204
+
+
+#: A query that runs far past any test (a three-way cross product of the sample's triples).
+ENDLESS_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_cancelled_mcp_call_over_http_stops_its_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A client that gives up on sparql_query (its call cancelled: notifications/cancelled in
+    the handshake era, the response stream closed in the 2026 protocol) stops the query's
+    process at once, far before the 60 s limit; the server then answers the next call."""
+    import labbrain.store.isolated as isolated
+    from mcp import Client
+
+    outcomes: list[str] = []
+    wait = isolated._wait_for_answer
+
+    def recording(*args: Any) -> None:
+        try:
+            wait(*args)
+        except Exception as error:
+            outcomes.append(type(error).__name__)
+            raise
+        outcomes.append("answered")
+
+    monkeypatch.setattr(isolated, "_wait_for_answer", recording)
+    settings = http_settings(load_sample(tmp_path / "store"), query_timeout_seconds=60.0)
+
+    async def give_up(url: str) -> Any:
+        async with Client(url + "mcp", mode=mode) as client:
+            with anyio.move_on_after(1.5) as scope:
+                await client.call_tool("sparql_query", {"query": ENDLESS_QUERY})
+            assert scope.cancelled_caught
+            with anyio.fail_after(20):  # the query stops well before its 60 s limit
+                while not outcomes:
+                    await anyio.sleep(0.05)
+            return await client.call_tool("sparql_query", {"query": "ASK { ?s ?p ?o }"})
+
+    with LabBrain(settings) as brain:
+        sock = bind_socket("127.0.0.1", 0)
+        binding = Binding("127.0.0.1", sock.getsockname()[1])
+        app = build_app(brain, binding=binding, mcp=True)
+        with running_server(app, sock=sock) as url:
+            after = asyncio.run(give_up(url))
+    assert outcomes[0] == "QueryCancelled"
+    assert not after.is_error and after.structured_content["boolean"] is True

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, cast
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context
@@ -38,6 +38,7 @@ from labbrain.errors import LabbrainError
 from labbrain.mcp import caps
 from labbrain.mcp.logs import CLIENT_LOG, ClientLog
 from labbrain.ops.workflows import task_runner
+from labbrain.store.isolated import cancellable
 from labbrain.store.threads import confined
 from labbrain.tasks.runner import TaskRunner
 
@@ -291,8 +292,10 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
                     if inspect.iscoroutinefunction(fn):
                         result = await fn(context, **arguments)
                     else:
-                        call = functools.partial(fn, context, **arguments)
-                        result = await anyio.to_thread.run_sync(confined(call))
+                        sync = cast(Callable[..., Answer], fn)
+                        result = await _in_thread(
+                            spec, functools.partial(sync, context, **arguments)
+                        )
             finally:
                 if records and ctx is not None:
                     await log.send(records, ctx)
@@ -306,6 +309,27 @@ def bind(spec: ToolSpec, context: ToolContext) -> Callable[..., Any]:
     signature = signature.replace(parameters=parameters, return_annotation=returns)
     handler.__signature__ = signature  # type: ignore[attr-defined]
     return handler
+
+
+async def _in_thread(spec: ToolSpec, call: Callable[[], Answer]) -> Answer:
+    """``call()`` in a worker thread. When the request is cancelled (the client's
+    ``notifications/cancelled``, or a closed stream over HTTP) the isolated query it runs is
+    stopped at once (:func:`~labbrain.store.isolated.cancellable`); a read-only tool is not
+    waited for (its thread ends within moments), a writing one is (its write is short and
+    lands whole or not at all)."""
+    cancel = threading.Event()
+
+    def run() -> Answer:
+        with cancellable(cancel):
+            return call()
+
+    try:
+        return await anyio.to_thread.run_sync(
+            confined(run), abandon_on_cancel=bool(spec.annotations.read_only_hint)
+        )
+    except anyio.get_cancelled_exc_class():
+        cancel.set()
+        raise
 
 
 #: The parameter the request's context comes in when the tool function takes none.

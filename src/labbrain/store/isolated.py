@@ -9,7 +9,9 @@ limit as the request's time limit. In-memory stores cannot be shared with a chil
 runs in this process, without a time limit.
 
 The MCP ``sparql_query`` tool (``mcp.sandbox``) and the console (``console.worker``) both run
-their queries through :func:`run_isolated`.
+their queries through :func:`run_isolated`. A caller that may go away before the answer (a
+cancelled MCP call) runs the work inside :func:`cancellable`: setting its event stops the
+child at once.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ import multiprocessing
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labbrain.errors import (
     LabbrainError,
+    QueryCancelled,
     QueryError,
     QueryNotAllowed,
     QuerySyntaxError,
@@ -41,6 +46,22 @@ T = TypeVar("T")
 
 #: An error as it crosses the pipe from the child: its kind and what rebuilds it.
 _Encoded = tuple[str, Any]
+
+#: The event that cancels the isolated work run in this context (None: nobody cancels).
+_CANCEL: ContextVar[threading.Event | None] = ContextVar("labbrain_cancel", default=None)
+#: How often a cancellable wait for the child looks at its event, in seconds.
+CANCEL_POLL_SECONDS = 0.05
+
+
+@contextlib.contextmanager
+def cancellable(event: threading.Event) -> Iterator[None]:
+    """Inside, :func:`run_isolated` stops its child and raises QueryCancelled within
+    :data:`CANCEL_POLL_SECONDS` of ``event`` being set (from any thread)."""
+    token = _CANCEL.set(event)
+    try:
+        yield
+    finally:
+        _CANCEL.reset(token)
 
 
 def process_context() -> ForkServerContext | SpawnContext:
@@ -81,7 +102,8 @@ def run_isolated(store: QuadStore, work: Callable[[QuadStore], T], seconds: floa
     nested function). A child that dies without an answer (killed for memory, say) gives
     QueryError; the child's errors come back as the same labbrain errors (syntax errors keep
     their position). When the caller is interrupted (KeyboardInterrupt), the child is killed
-    first and the interrupt propagates.
+    first and the interrupt propagates; inside :func:`cancellable`, setting its event kills
+    the child and raises QueryCancelled.
     """
     limited = store.with_timeout(seconds)
     if limited is not None:  # the backend stops the query itself
@@ -103,8 +125,7 @@ def run_isolated(store: QuadStore, work: Callable[[QuadStore], T], seconds: floa
             child.start()
             started = True
         sender.close()
-        if not receiver.poll(seconds):
-            raise QueryTimeout(seconds)
+        _wait_for_answer(receiver, seconds, _CANCEL.get())
         try:
             status, payload = receiver.recv()
         except EOFError:
@@ -119,6 +140,21 @@ def run_isolated(store: QuadStore, work: Callable[[QuadStore], T], seconds: floa
     if status == "ok":
         return payload  # type: ignore[no-any-return]
     raise _decode(payload)
+
+
+def _wait_for_answer(receiver: Connection, seconds: float, cancel: threading.Event | None) -> None:
+    """Return once the child's answer can be read; QueryTimeout after ``seconds``,
+    QueryCancelled soon after ``cancel`` is set."""
+    if cancel is None:
+        if not receiver.poll(seconds):
+            raise QueryTimeout(seconds)
+        return
+    deadline = time.monotonic() + seconds
+    while not receiver.poll(max(0.0, min(CANCEL_POLL_SECONDS, deadline - time.monotonic()))):
+        if cancel.is_set():
+            raise QueryCancelled()
+        if time.monotonic() >= deadline:
+            raise QueryTimeout(seconds)
 
 
 @contextlib.contextmanager
