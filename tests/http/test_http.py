@@ -1529,8 +1529,9 @@ def test_a_cancelled_mcp_call_over_http_stops_its_query(
     """A client that gives up on sparql_query (its call cancelled: notifications/cancelled in
     the handshake era, the response stream closed in the 2026 protocol) stops the query's
     process at once, far before the 60 s limit; the server then answers the next call."""
-    import labbrain.store.isolated as isolated
     from mcp import Client
+
+    import labbrain.store.isolated as isolated
 
     outcomes: list[str] = []
     wait = isolated._wait_for_answer
