@@ -1565,3 +1565,38 @@ def test_a_cancelled_mcp_call_over_http_stops_its_query(
             after = asyncio.run(give_up(url))
     assert outcomes[0] == "QueryCancelled"
     assert not after.is_error and after.structured_content["boolean"] is True
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/sparql"])
+def test_a_client_that_writes_a_large_body_first_reads_the_413(live: str, path: str) -> None:
+    """Python's http.client writes the whole body before it reads: a 10 MB body (more than
+    the loopback socket buffers hold) over the 20,000-byte cap is read and dropped, and the
+    client gets the 413 with its JSON error (was: the connection reset under it)."""
+    import http.client
+
+    port = int(live.rstrip("/").rsplit(":", 1)[1])
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+        + (b"x" * 10_000_000)
+        + b'"}}'
+    )
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request(
+            "POST",
+            path,
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+    finally:
+        connection.close()
+    assert response.status == 413
+    assert (
+        answer["error"]["type"] == "RequestTooLarge"
+        and "20,000 bytes" in answer["error"]["message"]
+    )

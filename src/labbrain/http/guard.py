@@ -5,8 +5,10 @@
   to 127.0.0.1 sends its own name as Host and is refused (421).
 - **Origin**, when a browser sends one, must be the server's own (an allowed host) or listed
   in the settings (403). Listed origins get CORS headers; nothing else does.
-- **Size**: a request body (or query string) over the cap is refused (413) before it is
-  read in full. Requests carrying the update token have a larger cap of their own.
+- **Size**: a request body (or query string) over the cap is refused (413) without being
+  kept. Requests carrying the update token have a larger cap of their own. The refused body
+  is read and dropped first, up to :data:`DRAIN_BYTES`, so that a client that writes its whole
+  body before reading (Python's ``http.client``) sees the 413 and not a reset connection.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from labbrain.http.errors import error_response
 
 _CORS_METHODS = "GET, POST, HEAD, OPTIONS"
+#: How much of a refused body is read (and dropped) before the 413 is sent; past it the
+#: connection is closed with the answer, as it would be without draining.
+DRAIN_BYTES = 16 * 1024 * 1024
 _CORS_HEADERS = "Accept, Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version"
 
 
@@ -170,7 +175,7 @@ class Guard:
             return
         replay = await self._read_body(receive, cap)
         if replay is None:
-            await self._too_large(scope, receive, send, cap)
+            await self._too_large(scope, receive, send, cap, read=cap)
             return
         if cors:
             send = self._with_cors(send, origin or "")
@@ -200,7 +205,18 @@ class Guard:
 
         return replay
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send, cap: int) -> None:
+    async def _too_large(
+        self, scope: Scope, receive: Receive, send: Send, cap: int, *, read: int = 0
+    ) -> None:
+        """Answer 413, having read and dropped what is left of the body (up to
+        :data:`DRAIN_BYTES` in all; ``read``: what was read of it already)."""
+        while read <= DRAIN_BYTES:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            read += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
         setting = (
             "LABBRAIN_HTTP_MAX_REQUEST_BYTES"
             if cap == self.max_body
