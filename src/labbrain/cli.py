@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -22,10 +23,11 @@ import click
 from pydantic import ValidationError
 from pydantic_settings import SettingsError as UnreadableSetting
 from pyoxigraph import QueryBoolean, QueryResultsFormat, QuerySolutions, QueryTriples, RdfFormat
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from labbrain.core import LabBrain, open_reading, versions
+from labbrain.core import LabBrain, Stats, open_reading, versions
 from labbrain.errors import (
     BackupInvalid,
     EndpointReadOnly,
@@ -48,6 +50,7 @@ from labbrain.ingest.load import (
 )
 from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
 from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, graph_iri
 from labbrain.settings import EXAMPLES, Settings
 from labbrain.store.export import EXPORT_FORMATS
 from labbrain.store.templates import python_value
@@ -272,33 +275,20 @@ def _progress_bar(min_entries: int) -> Iterator[Callable[[TaskState], None]]:
 
 
 def _print_report(report: dict[str, Any]) -> None:
+    """One line per loaded path: where it went and how much it held; then its notes and
+    warnings. The counts by type, label and creator are `labbrain stats --full`'s (and the
+    report's, with --json)."""
     verb = "replaced" if report["replaced"] else "loaded"
+    relations = sum(report["relations"].values())
     out.print(
         f"{report['source']} -> {report['graph']} ({report['kind']}): {verb}, "
-        f"{report['quads']:,} quads, {report['nodes']:,} nodes, {report['indexed']:,} indexed "
-        f"in {report['seconds']:.2f}s"
+        f"{report['quads']:,} quads, {report['nodes']:,} nodes, {relations:,} relations, "
+        f"{report['indexed']:,} indexed in {report['seconds']:.2f}s"
     )
-    if report["nodesByType"]:
-        out.print(_counter_table("Nodes by type", "type", list(report["nodesByType"].items())))
-    if report["relations"]:
-        out.print(_counter_table("Relations by label", "label", list(report["relations"].items())))
-    creators = list(report["creators"].items())
-    if creators:
-        title = "Creators" if len(creators) <= 10 else f"Creators (top 10 of {len(creators)})"
-        out.print(_counter_table(title, "creator", creators[:10]))
     for notice in report["notices"]:
         out.print(f"note: {notice}")
     for warning in report["warnings"]:
         out.print(Text.assemble(("warning: ", "yellow"), warning))
-
-
-def _counter_table(title: str, label: str, rows: list[tuple[str, int]]) -> Table:
-    table = _table(title=title, title_justify="left")
-    table.add_column(label)
-    table.add_column("count", justify="right")
-    for key, count in rows:
-        table.add_row(key, f"{count:,}")
-    return table
 
 
 # ---------------------------------------------------------------------------- query
@@ -454,19 +444,117 @@ def export_cmd(
 # ---------------------------------------------------------------------------- inspect
 @main.command()
 @click.option("--graph", help="Only this dataset (slug or IRI).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Print every graph, nodes by type, relations by label and creators, not the summary.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (everything --full prints).")
 @pass_ctx
-def stats(ctx: Context, graph: str | None, as_json: bool) -> None:
-    """Graphs, triples, nodes by type, relations by label, creators."""
+def stats(ctx: Context, graph: str | None, full: bool, as_json: bool) -> None:
+    """The datasets with their nodes, relations and triples, and the totals; with --full,
+    every graph, nodes by type, relations by label and creators.
+
+    On a terminal the tables are drawn; in a pipe or a file they are plain text, one line a
+    row, every value whole.
+    """
     with opened(ctx, read_only=True) as brain:
         result = brain.stats(graph)
         if as_json:
             out.print_json(json.dumps(result.__dict__))
             return
-        out.print(_rows_table("Graphs", result.graphs))
-        out.print(_rows_table("Nodes by type", result.nodes_by_type))
-        out.print(_rows_table("Relations by label", result.relations))
-        out.print(_rows_table("Creators", result.creators))
+        if not full:
+            _print_summary(result, graph)
+            return
+        tables = [
+            ("Graphs", result.graphs),
+            ("Nodes by type", result.nodes_by_type),
+            ("Relations by label", result.relations),
+            ("Creators", result.creators),
+        ]
+        for number, (title, rows) in enumerate(tables):
+            if number and not out.is_terminal:
+                out.print()
+            _print_table(title, rows)
+
+
+def _print_summary(result: Stats, graph: str | None) -> None:
+    """A few lines: each dataset (or the one named) with its nodes, relations and triples,
+    the totals, and the size of the other graphs."""
+    triples = {row["graph"]: row["triples"] for row in result.graphs}
+    nodes: Counter[str] = Counter()
+    relations: Counter[str] = Counter()
+    for row in result.nodes_by_type:
+        nodes[row["graph"]] += row["count"]
+    for row in result.relations:
+        relations[row["graph"]] += row["count"]
+    named = graph_iri(graph) if graph else None
+    datasets = [g for g in triples if g.startswith(DATASET_GRAPH_PREFIX) and named in (None, g)]
+    if not datasets:
+        out.print(
+            f"no dataset {graph}: `labbrain graphs` lists the graphs"
+            if graph
+            else "no datasets: `labbrain load PATH` loads one"
+        )
+        return
+    rows = [
+        {
+            "dataset": g.removeprefix(DATASET_GRAPH_PREFIX),
+            "nodes": nodes[g],
+            "relations": relations[g],
+            "triples": triples[g],
+        }
+        for g in datasets
+    ]
+    total = None
+    if len(rows) > 1:
+        total = {"dataset": f"total ({len(rows)} datasets)"}
+        total.update({k: sum(row[k] for row in rows) for k in ("nodes", "relations", "triples")})
+    _print_table("Datasets", rows, total)
+    others = [g for g in triples if not g.startswith(DATASET_GRAPH_PREFIX)]
+    if named is None and others:
+        size = sum(triples[g] for g in others)
+        out.print(
+            f"other graphs (labbrain's own, the assistant's memory): {len(others)}, "
+            f"{size:,} triples"
+        )
+    out.print("labbrain stats --full: every graph, nodes by type, relations by label, creators")
+
+
+def _print_table(
+    title: str, rows: list[dict[str, Any]], total: dict[str, Any] | None = None
+) -> None:
+    """``rows`` (dicts of one shape) under ``title``, with ``total`` as a last row set apart:
+    drawn as a table on a terminal, long values folded onto more lines, never cut; elsewhere
+    (a pipe, a file) as plain text, a line a row, columns aligned, every value whole."""
+    columns = list(rows[0]) if rows else ["(none)"]
+    lines = [[_count_cell(row[c]) for c in columns] for row in rows]
+    if total is not None:
+        lines.append([_count_cell(total[c]) for c in columns])
+    numeric = [bool(rows) and all(isinstance(row[c], int) for row in rows) for c in columns]
+    if out.is_terminal:
+        table = _table(title=title, title_justify="left")
+        for name, right in zip(columns, numeric, strict=True):
+            table.add_column(name, justify="right" if right else "left", overflow="fold")
+        for number, line in enumerate(lines):
+            if total is not None and number == len(lines) - 1:
+                table.add_section()
+            table.add_row(*line)
+        out.print(table)
+        return
+    body = [columns, *lines]
+    widths = [max(cell_len(line[i]) for line in body) for i in range(len(columns))]
+    out.print(title)
+    for line in body:
+        cells = [
+            (" " * (w - cell_len(c)) + c) if right else (c + " " * (w - cell_len(c)))
+            for c, w, right in zip(line, widths, numeric, strict=True)
+        ]
+        out.print("  ".join(cells).rstrip())
+
+
+def _count_cell(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else _cell(value)
 
 
 def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
