@@ -1,9 +1,11 @@
 """Shared fixtures: sample and real data paths, stores in memory and on disk; what a test
-needs from outside the repository (the real corpus, Node.js, Chromium, the Oxigraph server)."""
+needs from outside the repository (the real corpus, Node.js, Chromium, the Oxigraph and
+Virtuoso servers, PyTorch)."""
 
 from __future__ import annotations
 
 import gc
+import importlib.util
 import itertools
 import os
 import shutil
@@ -93,6 +95,16 @@ def _have_oxigraph() -> bool:
     return OXIGRAPH.is_file()
 
 
+#: What the torch extra brings that the needs_torch tests import.
+TORCH = ("torch", "sentence_transformers")
+
+
+def _have_torch() -> bool:
+    """PyTorch and sentence-transformers can be imported (they are located, not imported:
+    importing torch takes seconds)."""
+    return all(importlib.util.find_spec(name) is not None for name in TORCH)
+
+
 #: marker -> (what, is it here, where it comes from); checked before each marked test.
 NEEDS: dict[str, tuple[str, Callable[[], bool], str]] = {
     "needs_corpus": (
@@ -115,6 +127,11 @@ NEEDS: dict[str, tuple[str, Callable[[], bool], str]] = {
         "the Virtuoso server",
         virtuoso_available,
         "virtuoso-t and isql-vt come with Debian's virtuoso-opensource package",
+    ),
+    "needs_torch": (
+        "PyTorch and sentence-transformers",
+        _have_torch,
+        "the torch extra installs them (pip install -e '.[test,semantic,torch]': about 2 GB)",
     ),
 }
 

