@@ -566,7 +566,7 @@ def test_query_default_graph_is_the_union_of_all_graphs(loaded: Target) -> None:
     """As in the console, the endpoint and sparql_query: a pattern outside GRAPH matches the
     triples of every named graph (each graph's copy of a triple counts once per graph)."""
     expected = sum(len(quads) for quads in _store_quads(loaded).values())
-    assert expected > 2349  # the sample's dataset graph, the ontology, the load record, ...
+    assert expected > 2499  # the sample's dataset graph, the ontology, the load record, ...
     rows = query_json(loaded, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
     assert rows == [{"n": str(expected)}]
 

@@ -208,7 +208,7 @@ def test_graphs_schema_prefixes_help(loaded_store: Path) -> None:
     result = script(loaded_store, ".graphs\n.schema\n.prefixes\n.help\n")
     assert result.exit_code == 0, result.output
     rows = table_body(result.stdout)
-    assert ["urn:labbrain:dataset:akamatsulab-sample", "2,349"] in rows
+    assert ["urn:labbrain:dataset:akamatsulab-sample", "2,499"] in rows
     with LabBrain(settings_for(loaded_store), read_only=True) as brain:
         ontology = brain.store.count("urn:labbrain:ontology")
     assert ["urn:labbrain:ontology", f"{ontology:,}"] in rows
@@ -780,7 +780,7 @@ def test_remote_store(oxigraph: Any) -> None:
     assert result.exit_code == 0, result.output
     rows = table_body(result.stdout)
     assert rows[:3] == CLASS_ROWS
-    assert ["urn:labbrain:dataset:akamatsulab-sample", "2,349"] in rows
+    assert ["urn:labbrain:dataset:akamatsulab-sample", "2,499"] in rows
     insert = 'INSERT DATA { GRAPH <urn:test:notes> { <urn:test:a> rdfs:label "hello" } }'
     refused = remote_script(insert + "\n")
     assert refused.exit_code == 2 and "labbrain console --update" in refused.stderr

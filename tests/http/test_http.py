@@ -221,8 +221,8 @@ def test_default_graph_is_the_union_and_from_narrows_it(client: TestClient) -> N
             params={"query": f"SELECT (COUNT(*) AS ?n) FROM <{SAMPLE_GRAPH}> {{ ?s ?p ?o }}"},
         )
     )
-    assert int(sample_only[0]["n"]) == 2349  # the sample's quads (labbrain load says so)
-    assert int(every[0]["n"]) > 2349  # plus the ontology and system graphs
+    assert int(sample_only[0]["n"]) == 2499  # the sample's quads (labbrain load says so)
+    assert int(every[0]["n"]) > 2499  # plus the ontology and system graphs
 
 
 @pytest.mark.parametrize(
@@ -402,7 +402,7 @@ ONTOLOGY = "urn:labbrain:ontology"
 COUNT_ALL = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"
 COUNT_BY_GRAPH = "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g"
 #: The sample's quads (as in test_default_graph_is_the_union_and_from_narrows_it).
-SAMPLE_QUADS = 2349
+SAMPLE_QUADS = 2499
 
 
 def ask_with(
@@ -607,15 +607,15 @@ def test_service_description_says_updates_when_allowed(
 def test_graph_store_get(client: TestClient) -> None:
     response = client.get("/rdf-graphs", params={"graph": SAMPLE_GRAPH})
     assert response.status_code == 200
-    assert len(list(parse(response.content, RdfFormat.TURTLE))) == 2349
+    assert len(list(parse(response.content, RdfFormat.TURTLE))) == 2499
     by_slug = client.get(
         "/rdf-graphs", params={"graph": "akamatsulab-sample", "format": "ntriples"}
     )
-    assert len(list(parse(by_slug.content, RdfFormat.N_TRIPLES))) == 2349
+    assert len(list(parse(by_slug.content, RdfFormat.N_TRIPLES))) == 2499
     union = client.get(
         "/rdf-graphs", params={"default": ""}, headers={"Accept": "application/n-triples"}
     )
-    assert len(list(parse(union.content, RdfFormat.N_TRIPLES))) > 2349
+    assert len(list(parse(union.content, RdfFormat.N_TRIPLES))) > 2499
 
 
 def test_graph_store_errors(client: TestClient) -> None:
@@ -1072,7 +1072,7 @@ def test_head_of_a_missing_graph_leaves_the_connection_usable(live: str) -> None
             headers={"Accept": "application/n-triples"},
         )
         assert found.status_code == 200
-        assert len(list(parse(found.content, RdfFormat.N_TRIPLES))) == 2349
+        assert len(list(parse(found.content, RdfFormat.N_TRIPLES))) == 2499
 
 
 def test_mcp_over_streamable_http(live: str) -> None:

@@ -345,3 +345,35 @@ def test_paused_collection_ends_with_the_last_of_several_blocks() -> None:
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("which", ["sample", pytest.param("real", marks=pytest.mark.needs_corpus)])
+def test_every_page_node_has_its_clean_title_as_rdfs_label(
+    memory_brain: LabBrain, which: str
+) -> None:
+    """dct:title keeps the source's title; rdfs:label is the title without its "[[XXX]] -"
+    prefix, one per node, as the JSON gives it (expected values stripped here by hand)."""
+    path = SAMPLE if which == "sample" else REAL
+    report = memory_brain.load(str(path), graph=which)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    expected = {}
+    for entry in document["@graph"]:
+        title = entry.get("title")
+        if not title:
+            continue
+        if title.startswith("[[") and "]]" in title[:9]:
+            title = title[title.index("]]") + 2 :].lstrip(" -")
+        expected[entry["@id"].split(":", 1)[1]] = title.strip()
+    rows = select(
+        memory_brain,
+        f"SELECT ?node ?label ?raw WHERE {{ GRAPH <{report.graph}> {{ "
+        "?node dct:title ?raw . OPTIONAL { ?node rdfs:label ?label } } }",
+    )
+    labels: dict[str, list[str]] = {}
+    for row in rows:
+        labels.setdefault(row["node"].rsplit("/", 1)[-1], []).append(row["label"])
+    assert {uid: sorted(found) for uid, found in labels.items()} == {
+        uid: [title] for uid, title in expected.items()
+    }
+    raw = {row["raw"] for row in rows}
+    assert any(title.startswith("[[") for title in raw)  # the source's titles are kept

@@ -796,7 +796,7 @@ def _disk_full_scenario(disk: Path, export: Path) -> None:
     with LabBrain(settings_for(store), read_only=True) as brain:
         after = fingerprint(brain)
         assert after[SAMPLE_GRAPH] == before[SAMPLE_GRAPH]
-        assert after["urn:labbrain:dataset:dct-sample"][0] == 178
+        assert after["urn:labbrain:dataset:dct-sample"][0] == 186
         assert brain.index.count() == 158
 
 

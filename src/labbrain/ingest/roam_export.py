@@ -25,7 +25,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 from labbrain.errors import ExportFormatError
 from labbrain.index.links import TEXT, TYPED, LinkRow
 from labbrain.index.text import IndexRecord
-from labbrain.index.titles import normalise_title, title_abbreviation, wikilinks
+from labbrain.index.titles import clean_title, normalise_title, title_abbreviation, wikilinks
 from labbrain.ingest.jsonld import JsonObject, pages_base
 from labbrain.rdf.namespaces import DGB, LB, OWL, PROV, RDF, RDFS, XSD
 from labbrain.store.ontology import Vocabulary
@@ -54,6 +54,8 @@ _UID_RE = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 _A = NamedNode(RDF + "type")
 _SUBCLASS = NamedNode(RDFS + "subClassOf")
+#: A page node's clean title (without the ``[[XXX]] -`` prefix) is its ``rdfs:label``.
+_LABEL = NamedNode(RDFS + "label")
 _SUBPROPERTY = NamedNode(RDFS + "subPropertyOf")
 _OWL_CLASS = NamedNode(OWL + "Class")
 _OBJECT_PROPERTY = NamedNode(OWL + "ObjectProperty")
@@ -454,6 +456,9 @@ def _collect_nodes(
         term = result.terms[iri] = NamedNode(iri)
         if kind is not None:
             result.derived.append(Triple(term, _A, NamedNode(kind.iri)))
+        shown = clean_title(title)
+        if shown:  # the title as people read it, beside the source's own dct:title
+            result.derived.append(Triple(term, _LABEL, Literal(shown)))
         result.nodes[iri] = Node(iri, title, type_label, creator, content, created, modified)
         given = entry.get(_IMAGE_KEY)  # images a source reader resolved (a vault's embeds)
         if isinstance(given, list):

@@ -27,8 +27,9 @@ def sparql_query(
     limit: Annotated[int, Field(ge=1, le=1000, description="max rows")] = 100,
 ) -> SparqlResult:
     """Run a read-only SPARQL query over the union of all graphs: nodes are Roam page
-    URLs, linked by dg:supports / dg:opposes / lb:informs, with dct:title, dct:creator,
-    dct:created, sioc:content. Rows, size and time are capped; SERVICE is refused.
+    URLs, linked by dg:supports / dg:opposes / lb:informs, with rdfs:label (the clean
+    title; dct:title is the source's, with its [[XXX]] prefix), dct:creator, dct:created,
+    sioc:content. Rows, size and time are capped; SERVICE is refused.
 
     Use it only when the other tools cannot answer."""
     return run_query(
