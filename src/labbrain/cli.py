@@ -1,7 +1,8 @@
 """The ``labbrain`` command: a thin adapter over :class:`labbrain.core.LabBrain`.
 
 Each command parses its options, calls one library method and prints the result. Errors from
-the library's error tree become a one-line message on stderr and a non-zero exit code.
+the library's error tree become a one-line message on stderr and the error's exit code, in one
+place for every command (:class:`_Commands`).
 """
 
 from __future__ import annotations
@@ -115,26 +116,37 @@ def _setting_problem(name: str, problem: str) -> str:
 
 @contextmanager
 def opened(ctx: Context, *, read_only: bool, **extra: Any) -> Iterator[LabBrain]:
-    """Open the store for one command and map library errors to exit codes."""
-    try:
-        settings = ctx.settings(**extra)
-        brain = LabBrain(settings, read_only=read_only and not settings.in_memory)
-    except LabbrainError as error:
-        _fail(error)
+    """Open the store for one command, and close it when the command is done, whatever
+    happens (the errors it raises are mapped by :class:`_Commands`)."""
+    settings = ctx.settings(**extra)
+    brain = LabBrain(settings, read_only=read_only and not settings.in_memory)
     try:
         yield brain
-    except LabbrainError as error:
-        _fail(error)
     finally:
         brain.close()
 
 
 def _fail(error: LabbrainError) -> NoReturn:
+    """What every command does with a library error: its one-line message on stderr, and
+    the process exits with the error's exit code."""
     err.print(Text.assemble(("error: ", "bold red"), str(error)))
     sys.exit(error.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``labbrain`` group, which maps the library's errors for every command once: a
+    :class:`LabbrainError` escaping a command (or its option parsing) ends it with
+    :func:`_fail`. Commands raise errors; they catch one only to do something else with it
+    (say it otherwise, or go on)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LabbrainError as error:
+            _fail(error)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--store",
     metavar="DIR",
@@ -214,13 +226,10 @@ def load(
     loaded.
     """
     if graph and len(paths) > 1:
-        _fail(InputError("--graph names one dataset; load one file at a time with it"))
-    try:
-        for path in paths:
-            if path != "-":
-                detect_format(path, fmt)
-    except LabbrainError as error:
-        _fail(error)
+        raise InputError("--graph names one dataset; load one file at a time with it")
+    for path in paths:
+        if path != "-":
+            detect_format(path, fmt)
     reports: list[dict[str, Any]] = []
     with opened(ctx, read_only=False, strict_load=strict, jsonld_engine=engine) as brain:
         runner = task_runner(brain)
@@ -323,11 +332,8 @@ def query(ctx: Context, sparql: str | None, file: str | None, fmt: str, update: 
     The rdf, rdfs, owl, xsd, dct, prov, sioc, dgb, dg and lb prefixes are predeclared.
     """
     if bool(sparql) == bool(file):
-        _fail(InputError("give the query as an argument or with -f FILE (one of them)"))
-    try:
-        text = sparql if sparql else _read_query_file(file or "")
-    except LabbrainError as error:
-        _fail(error)
+        raise InputError("give the query as an argument or with -f FILE (one of them)")
+    text = sparql if sparql else _read_query_file(file or "")
     with opened(ctx, read_only=not update) as brain:
         if update:
             brain.query(text, update=True)
@@ -422,13 +428,10 @@ def export_cmd(
     """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
     target = None
     if output:
-        try:
-            target = check_output_file(
-                output,
-                stream_hint="write to stdout instead: labbrain export ... > {path}",
-            )
-        except LabbrainError as error:
-            _fail(error)
+        target = check_output_file(
+            output,
+            stream_hint="write to stdout instead: labbrain export ... > {path}",
+        )
     with opened(ctx, read_only=True) as brain:
         if target is None:
             brain.export(sys.stdout.buffer, fmt, list(graphs), merge=merge)
@@ -437,8 +440,8 @@ def export_cmd(
         try:
             with atomic_file(target) as handle:
                 brain.export(handle, fmt, list(graphs), merge=merge)
-        except OSError as error:
-            _fail(path_error(output or "", error))
+        except OSError as error:  # said as the error of the path given
+            raise path_error(output or "", error) from None
 
 
 # ---------------------------------------------------------------------------- inspect
@@ -577,10 +580,7 @@ def graphs(ctx: Context) -> None:
 @pass_ctx
 def info(ctx: Context) -> None:
     """Effective settings, store location and versions."""
-    try:
-        settings = ctx.settings()
-    except LabbrainError as error:
-        _fail(error)
+    settings = ctx.settings()
     out.print(f"endpoint: {settings.endpoint}" if settings.endpoint else f"store: {settings.store}")
     table = _table(
         "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
@@ -610,7 +610,7 @@ def _toolsets_table(settings: Settings) -> Table:
 
     try:
         chosen = set(resolve_toolsets(settings.toolsets))
-    except LabbrainError:
+    except LabbrainError:  # not a failure of `info`, which shows the settings as they are
         chosen = set()
     table = _table(
         "toolset", "offered", "tools", title="MCP toolsets (--toolsets)", title_justify="left"
@@ -740,10 +740,7 @@ def changes(
     and removed, and who added which nodes (every load records its changes)."""
     from labbrain.discourse.changes import parse_since, what_changed
 
-    try:
-        moment = parse_since(since)
-    except LabbrainError as error:
-        _fail(error)
+    moment = parse_since(since)
     with opened(ctx, read_only=True) as brain:
         found = what_changed(
             brain, moment, dataset=dataset, node_type=node_type, creator=creator, limit=limit
@@ -827,10 +824,7 @@ def watch(ctx: Context, paths: tuple[str, ...], poll: bool, as_json: bool) -> No
         sys.stdout.flush()
 
     with opened(ctx, read_only=False) as brain:
-        try:
-            watcher = SourceWatcher(brain, paths, on_event=show, force_polling=poll or None)
-        except LabbrainError as error:
-            _fail(error)
+        watcher = SourceWatcher(brain, paths, on_event=show, force_polling=poll or None)
         with suppress(KeyboardInterrupt):
             watcher.run()
 
@@ -867,17 +861,12 @@ def mcp(ctx: Context, toolsets: str | None, read_only: bool | None, watch: bool)
     from labbrain.mcp.tools import resolve_toolsets
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    try:
-        settings = ctx.settings(toolsets=toolsets, read_only=read_only)
-        chosen = resolve_toolsets(settings.toolsets)
-        with stdout_to_stderr():  # opening may rebuild the index; stdout is for JSON-RPC only
-            brain, reading = _open_for_mcp(settings)
-    except LabbrainError as error:
-        _fail(error)
+    settings = ctx.settings(toolsets=toolsets, read_only=read_only)
+    chosen = resolve_toolsets(settings.toolsets)
+    with stdout_to_stderr():  # opening may rebuild the index; stdout is for JSON-RPC only
+        brain, reading = _open_for_mcp(settings)
     try:
         serve_stdio(brain, chosen, read_only=reading, watch=watch)
-    except LabbrainError as error:
-        _fail(error)
     finally:
         brain.close()
 
@@ -1044,24 +1033,21 @@ def serve(
     from labbrain.http.app import serve as serve_http
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    try:
-        settings = ctx.settings(
-            http_host=host,
-            http_port=port,
-            http_query_workers=workers,
-            http_query_timeout_seconds=timeout,
-            http_max_rows=max_rows,
+    settings = ctx.settings(
+        http_host=host,
+        http_port=port,
+        http_query_workers=workers,
+        http_query_timeout_seconds=timeout,
+        http_max_rows=max_rows,
+    )
+    if allow_update and settings.update_token is None:
+        raise SettingsError(
+            "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
+            "Authorization: Bearer <token>)"
         )
-        if allow_update and settings.update_token is None:
-            raise SettingsError(
-                "--allow-update needs a token: set LABBRAIN_UPDATE_TOKEN (clients send it as "
-                "Authorization: Bearer <token>)"
-            )
-        for path in watched:
-            detect_format(path, None)  # not a source: a one-line error before anything starts
-        brain = open_for_serving(settings, allow_update=allow_update, watch=bool(watched))
-    except LabbrainError as error:
-        _fail(error)
+    for path in watched:
+        detect_format(path, None)  # not a source: a one-line error before anything starts
+    brain = open_for_serving(settings, allow_update=allow_update, watch=bool(watched))
     try:
         serve_http(
             brain,
@@ -1070,8 +1056,6 @@ def serve(
             access_log=access_log,
             watch=[os.path.abspath(path) for path in watched],
         )
-    except LabbrainError as error:
-        _fail(error)
     finally:
         brain.close()
 
@@ -1093,10 +1077,8 @@ def embed(ctx: Context, model: str | None, allow_download: bool | None, as_json:
     Only nodes that are new or changed since the last run are embedded; vectors of nodes
     that are gone are dropped. Runs as a task: Ctrl-C or cancel keeps what was computed."""
     if model is not None and model.strip().startswith((".", "/", "~")):
-        try:  # a model directory (index.embeddings.resolve_model reads it as one)
-            check_input_directory(os.path.expanduser(model.strip()), what="model directory")
-        except LabbrainError as error:
-            _fail(error)
+        # a model directory (index.embeddings.resolve_model reads it as one)
+        check_input_directory(os.path.expanduser(model.strip()), what="model directory")
     with opened(
         ctx, read_only=False, embedding_model=model, embedding_allow_download=allow_download
     ) as brain:
@@ -1190,11 +1172,8 @@ def eval_retrieval(
     Semantic modes need `labbrain embed` first."""
     from labbrain.ops.retrieval_eval import PARAPHRASES, evaluate, write_chart
 
-    if not no_chart:
-        try:  # before the evaluation, which may take a while
-            check_output_file(chart, make_parents=True)
-        except LabbrainError as error:
-            _fail(error)
+    if not no_chart:  # checked before the evaluation, which may take a while
+        check_output_file(chart, make_parents=True)
     with opened(ctx, read_only=True) as brain:
         report = evaluate(
             brain,
@@ -1204,6 +1183,7 @@ def eval_retrieval(
         )
         written = None
         if not no_chart:
+            # A chart that cannot be drawn is a warning: the report is printed all the same.
             try:
                 written = write_chart(report, Path(chart))
             except LabbrainError as error:
@@ -1257,15 +1237,13 @@ def backup_cmd(ctx: Context, directory: Path, as_json: bool) -> None:
     from labbrain.ops.backup import backup_store
 
     started = monotonic()
+    settings = ctx.settings()
+    if _embedded(settings):  # else backup_store says why it cannot
+        check_new_directory(str(directory), what="directory for the backup")
     try:
-        settings = ctx.settings()
-        if _embedded(settings):  # else backup_store says why it cannot
-            check_new_directory(str(directory), what="directory for the backup")
         manifest = backup_store(settings, directory)
-    except LabbrainError as error:
-        _fail(error)
-    except OSError as error:
-        _fail(_os_failure(error, directory))
+    except OSError as error:  # said as an error of the path it is about
+        raise _os_failure(error, directory) from None
     summary = manifest.summary(directory)
     if as_json:
         out.print_json(json.dumps(summary))
@@ -1310,20 +1288,16 @@ def restore_cmd(ctx: Context, directory: Path, replace: bool, as_json: bool) -> 
     If anything fails, the store is left exactly as it was."""
     from labbrain.ops.backup import restore_store
 
-    try:
-        settings = ctx.settings()
-        if _embedded(settings):  # else restore_store says why it cannot
+    settings = ctx.settings()
+    if _embedded(settings):  # else restore_store says why it cannot
+        try:
             check_input_directory(str(directory))
-    except UnusablePath as problem:
-        _fail(BackupInvalid(str(directory), problem.reason))
-    except LabbrainError as error:
-        _fail(error)
+        except UnusablePath as problem:  # a directory that cannot be read is no backup
+            raise BackupInvalid(str(directory), problem.reason) from None
     try:
         report = restore_store(settings, directory, replace=replace)
-    except LabbrainError as error:
-        _fail(error)
-    except OSError as error:
-        _fail(_os_failure(error, directory))
+    except OSError as error:  # said as an error of the path it is about
+        raise _os_failure(error, directory) from None
     if as_json:
         out.print_json(json.dumps(report.as_dict()))
         return
@@ -1348,10 +1322,7 @@ def check_cmd(ctx: Context, repair: bool, as_json: bool) -> None:
     Without --repair it only reads, and works beside a running server."""
     from labbrain.ops.check import run_check
 
-    try:
-        report = run_check(ctx.settings(), repair=repair)
-    except LabbrainError as error:
-        _fail(error)
+    report = run_check(ctx.settings(), repair=repair)
     if as_json:
         out.print_json(json.dumps(report.as_dict()))
     else:
@@ -1465,15 +1436,12 @@ def mcp_config(
     from labbrain.mcp.tools import resolve_toolsets
 
     if not _SERVER_NAME.fullmatch(name):
-        _fail(InputError(f"--name {name!r}: use letters, digits, '-', '_' and '.' (64 at most)"))
-    try:
-        settings = ctx.settings()
-        env = {"DATA_PATH": _data_path(data)} if data else {}
-        if load_dirs:
-            env["LABBRAIN_LOAD_DIRS"] = os.pathsep.join(_load_dir(path) for path in load_dirs)
-        served = ["--toolsets", ",".join(resolve_toolsets(toolsets))] if toolsets else []
-    except LabbrainError as error:
-        _fail(error)
+        raise InputError(f"--name {name!r}: use letters, digits, '-', '_' and '.' (64 at most)")
+    settings = ctx.settings()
+    env = {"DATA_PATH": _data_path(data)} if data else {}
+    if load_dirs:
+        env["LABBRAIN_LOAD_DIRS"] = os.pathsep.join(_load_dir(path) for path in load_dirs)
+    served = ["--toolsets", ",".join(resolve_toolsets(toolsets))] if toolsets else []
     served += ["--read-only"] if read_only else []
     if settings.endpoint:
         remote = {
