@@ -39,18 +39,16 @@ from labbrain.errors import (
     UnusablePath,
 )
 from labbrain.files import atomic_file
-from labbrain.ingest.load import (
-    FORMATS,
+from labbrain.ingest.load import FORMATS, detect_format, read_source
+from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
+from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.paths import (
     check_input_directory,
     check_input_file,
     check_new_directory,
     check_output_file,
-    detect_format,
     path_error,
-    read_source,
 )
-from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
-from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, graph_iri
 from labbrain.settings import EXAMPLES, Settings
 from labbrain.store.export import EXPORT_FORMATS
