@@ -42,6 +42,7 @@ from generate import write_export  # noqa: E402
 from labbrain import __version__  # noqa: E402
 from labbrain.core import LabBrain  # noqa: E402
 from labbrain.discourse.reader import DiscourseReader  # noqa: E402
+from labbrain.index.search_query import SearchQuery  # noqa: E402
 from labbrain.mcp.caps import dumps, fit, fit_answer  # noqa: E402
 from labbrain.mcp.server import build_server  # noqa: E402
 from labbrain.settings import Settings  # noqa: E402
@@ -67,7 +68,9 @@ def run(brain: LabBrain, repeat: int) -> dict[str, Any]:
         )
     )
     hub = str(rows[0]["n"].value).rsplit("/", 1)[1]
-    quiet = DiscourseReader(brain).search_nodes("membrane tension", limit=1).results[0].uid
+    quiet = (
+        DiscourseReader(brain).search_nodes(SearchQuery("membrane tension", limit=1)).results[0].uid
+    )
     server = build_server(brain)
     server.max_chars = 10**9  # the raw answers, to fit here
     schemas = {t.name: t.output_schema for t in asyncio.run(server.list_tools())}

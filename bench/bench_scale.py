@@ -565,6 +565,7 @@ def fill_vectors(store: Path, seed: int) -> Record:
     from labbrain.core import LabBrain
     from labbrain.discourse.reader import DiscourseReader
     from labbrain.index.embeddings import configured_model_id, provider_for
+    from labbrain.index.search_query import SearchQuery
     from labbrain.index.vectors import EmbedPlan, PendingText
     from labbrain.settings import Settings
 
@@ -583,7 +584,7 @@ def fill_vectors(store: Path, seed: int) -> Record:
         began = time.perf_counter()
         kept = brain.vectors.keep_snapshot()
         snapshot = time.perf_counter() - began
-        mode = DiscourseReader(brain).search_nodes("membrane tension", limit=1).mode
+        mode = DiscourseReader(brain).search_nodes(SearchQuery("membrane tension", limit=1)).mode
     _log(f"  {written:,} random vectors in {filled:.1f} s, int8 matrix kept in {snapshot:.1f} s")
     return {
         "model": model,

@@ -406,6 +406,7 @@ def generated(
     from generate import write_export
     from labbrain.core import LabBrain
     from labbrain.discourse.reader import DiscourseReader
+    from labbrain.index.search_query import SearchQuery
     from labbrain.index.vectors import EmbedPlan
 
     source = HERE / "out" / f"dg-{nodes}.jsonld"
@@ -447,14 +448,14 @@ def generated(
                 vectors.update(fake, EmbedPlan(plan.model, rest, [], 0), batch_size=4096)
             assert vectors.count() == len(plan.todo)
             reader = DiscourseReader(brain)
-            reader.search_nodes("warm up the matrix", mode="hybrid")
+            reader.search_nodes(SearchQuery("warm up the matrix", mode="hybrid"))
             times: dict[str, list[float]] = {mode: [] for mode in MODES}
             log(f"{runtime}: {len(texts)} queries x {len(MODES)} modes at {len(plan.todo)} nodes")
             for text in texts:
                 for mode in MODES:
                     clear_text_cache(provider)  # every call embeds the query itself
                     begin = time.perf_counter()
-                    reader.search_nodes(text, mode=mode, limit=10)
+                    reader.search_nodes(SearchQuery(text, mode=mode, limit=10))
                     times[mode].append(time.perf_counter() - begin)
             results[runtime] = {
                 "nodes": len(plan.todo),

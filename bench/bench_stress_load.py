@@ -85,6 +85,8 @@ class Readers:
             thread.join()
 
     def _run(self, number: int) -> None:
+        from labbrain.index.search_query import SearchQuery
+
         turn = number
         while not self.stop.is_set():
             turn += 1
@@ -94,7 +96,7 @@ class Readers:
                     if seen not in (0, self.full) and self.full is not None:
                         self._error(f"dataset graph seen with {seen} of {self.full} quads")
                 else:
-                    self.brain.search(WORDS[turn % len(WORDS)], limit=5)
+                    self.brain.search(SearchQuery(WORDS[turn % len(WORDS)], limit=5))
             except Exception as error:  # every exception a reader meets is an error
                 self._error(f"{type(error).__name__}: {error}")
             with self._lock:

@@ -117,6 +117,7 @@ def measure_loads(vault: Path, export: Path, rounds: int, tmp: Path) -> Record:
 def measure_watch(vault: Path, edits: int, tmp: Path) -> Record:
     """Latency and CPU of one-note edits on a watched vault (see the module's doc)."""
     from labbrain.core import LabBrain
+    from labbrain.index.search_query import SearchQuery
     from labbrain.ops.watch import SourceWatcher, WatchEvent
     from labbrain.settings import Settings
 
@@ -142,7 +143,7 @@ def measure_watch(vault: Path, edits: int, tmp: Path) -> Record:
         latencies.append(time.perf_counter() - saved)
         cpus.append(_cpu() - cpu)
         outcomes.append(event.outcome)
-        hits = brain.search(word, limit=1).hits
+        hits = brain.search(SearchQuery(word, limit=1)).hits
         assert hits and hits[0].node.title == note.stem, f"edit {number} not seen"
         time.sleep(0.5)  # let the next edit be a change of its own
     watcher.stop()

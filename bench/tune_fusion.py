@@ -37,6 +37,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 from labbrain.core import LabBrain  # noqa: E402
 from labbrain.index.hybrid import DEPTH, fuse, link_rerank, links_among  # noqa: E402
+from labbrain.index.search_query import SearchQuery  # noqa: E402
 from labbrain.index.text import SearchHit  # noqa: E402
 from labbrain.index.vectors import Key  # noqa: E402
 from labbrain.ops.retrieval_eval import (  # noqa: E402
@@ -112,7 +113,13 @@ def rankings(brain: LabBrain) -> dict[str, list[Rankings]]:
         for text, graph, types, gold, leave in asked:
             legs = [
                 brain.search(
-                    text, mode=mode, limit=DEPTH + 1, graphs=[graph], node_types=types
+                    SearchQuery(
+                        text,
+                        mode=mode,
+                        limit=DEPTH + 1,
+                        graphs=(graph,),
+                        node_types=tuple(types) if types else None,
+                    )
                 ).hits
                 for mode in ("keyword", "semantic")
             ]

@@ -922,14 +922,15 @@ def search(
     """Search node titles and content (what search_nodes answers): by words, by meaning, or
     both."""
     from labbrain.discourse.reader import DiscourseReader
+    from labbrain.index.search_query import SearchQuery
 
+    kinds = (node_type,) if node_type else None
+    query = SearchQuery(text, mode=mode, limit=limit, node_types=kinds, creator=creator)
     with opened(ctx, read_only=True) as brain:
         stale, gone = brain.index.stale_graphs(brain.store)
         if stale or gone:
             err.print("warning: the text index is out of date; run `labbrain reindex`")
-        found = DiscourseReader(brain).search_nodes(
-            text, node_type=node_type, creator=creator, limit=limit, mode=mode
-        )
+        found = DiscourseReader(brain).search_nodes(query)
         if as_json:
             out.print_json(json.dumps([hit.model_dump(mode="json") for hit in found.results]))
             return

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +25,7 @@ from labbrain.errors import (
 )
 from labbrain.index import hybrid
 from labbrain.index.refreshing import RefreshingTextIndex
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import SyncReport, TextIndex
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ingest.delta import GraphChange
@@ -270,34 +270,11 @@ class LabBrain:
         """The load record of every dataset."""
         return templates.run(self.store, "datasets")
 
-    def search(
-        self,
-        text: str,
-        *,
-        mode: str | None = None,
-        limit: int = 10,
-        graphs: Iterable[str] | None = None,
-        node_types: str | Iterable[str] | None = None,
-        creator: str | None = None,
-        order_by: str = "relevance",
-        descending: bool = True,
-    ) -> hybrid.ModeSearch:
-        """Search nodes by keyword, meaning or both (``mode``; None picks hybrid when usable
-        vectors exist, keyword otherwise), filtered by dataset graphs, node types and creator,
-        at most ``limit`` hits. The one search entry point; see :mod:`labbrain.index.hybrid`."""
-        return hybrid.search(
-            self.index,
-            self.vectors,
-            self.settings,
-            text,
-            mode=mode,
-            limit=limit,
-            graphs=graphs,
-            node_types=node_types,
-            creator=creator,
-            order_by=order_by,
-            descending=descending,
-        )
+    def search(self, query: SearchQuery) -> hybrid.ModeSearch:
+        """Search nodes by keyword, meaning or both, as ``query`` asks (its mode None picks
+        hybrid when usable vectors exist, keyword otherwise). The one search entry point; see
+        :mod:`labbrain.index.hybrid`."""
+        return hybrid.search(self.index, self.vectors, self.settings, query)
 
     def export(
         self, output: IO[bytes], fmt: str, graphs: list[str] | None = None, *, merge: bool = False

@@ -17,6 +17,7 @@ from labbrain.core import LabBrain
 from labbrain.errors import DiskFull
 from labbrain.index import fulltext
 from labbrain.index.fulltext import FullTextDoc
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import ENGINE_SUFFIX, IndexRecord, TextIndex
 from labbrain.ops.check import run_check
 
@@ -215,7 +216,7 @@ def test_check_reports_a_damaged_engine_and_repair_rebuilds_it(tmp_path: Path) -
     settings = settings_for(tmp_path / "store")
     with LabBrain(settings) as brain:
         brain.load(str(SAMPLE))
-        before = [(h.node.iri, h.snippet) for h in brain.search("actin", limit=8).hits]
+        before = [(h.node.iri, h.snippet) for h in brain.search(SearchQuery("actin", limit=8)).hits]
     assert before
     _damage(tmp_path / "store" / f"index{ENGINE_SUFFIX}", "meta-garbage")
     report = run_check(settings)
@@ -225,7 +226,9 @@ def test_check_reports_a_damaged_engine_and_repair_rebuilds_it(tmp_path: Path) -
     after = next(f for f in repaired.findings if f.check == "text index")
     assert after.status == "repaired", json.dumps(repaired.as_dict())
     with LabBrain(settings, read_only=True) as brain:
-        assert [(h.node.iri, h.snippet) for h in brain.search("actin", limit=8).hits] == before
+        assert [
+            (h.node.iri, h.snippet) for h in brain.search(SearchQuery("actin", limit=8)).hits
+        ] == before
 
 
 def test_a_full_device_while_the_engine_writes_is_disk_full_and_keeps_the_old_index(

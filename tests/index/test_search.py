@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conftest import REAL, REAL_GRAPH, SAMPLE, SAMPLE_GRAPH, require_corpus, settings_for
 from labbrain.core import INDEX_FILE, LabBrain
 from labbrain.index.fulltext import query_words
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import IndexRecord, TextIndex
 
 
@@ -28,11 +29,11 @@ def _results(brain: LabBrain, text: str = "membrane tension actin") -> list[tupl
     """The hits, scores to four decimals: a rebuilt index holds the same documents, but the
     engine's writer threads share them between segments in no fixed way, which moves a score
     in its seventh digit."""
-    return [(h.node.iri, round(h.score, 4)) for h in brain.search(text, limit=20).hits]
+    return [(h.node.iri, round(h.score, 4)) for h in brain.search(SearchQuery(text, limit=20)).hits]
 
 
 def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
-    hits = sample_brain.search("membrane tension", limit=5).hits
+    hits = sample_brain.search(SearchQuery("membrane tension", limit=5)).hits
     assert len(hits) == 5
     assert hits == sorted(hits, key=lambda h: -h.score)
     for hit in hits:
@@ -61,18 +62,21 @@ def test_search_hits_carry_attribution(sample_brain: LabBrain) -> None:
 
 
 def test_filters(sample_brain: LabBrain) -> None:
-    claims = sample_brain.search("actin", node_types="claim", limit=50).hits
+    claims = sample_brain.search(SearchQuery("actin", node_types=("claim",), limit=50)).hits
     assert claims and all(h.node.node_type == "Claim" for h in claims)
-    by_matt = sample_brain.search("actin", creator="Matt Akamatsu", limit=50).hits
+    by_matt = sample_brain.search(SearchQuery("actin", creator="Matt Akamatsu", limit=50)).hits
     assert by_matt and all(h.node.creator == "Matt Akamatsu" for h in by_matt)
-    assert sample_brain.search("actin", graphs=["urn:labbrain:dataset:nothing"]).hits == []
-    assert sample_brain.search("   ").hits == []
+    assert (
+        sample_brain.search(SearchQuery("actin", graphs=("urn:labbrain:dataset:nothing",))).hits
+        == []
+    )
+    assert sample_brain.search(SearchQuery("   ")).hits == []
 
 
 @pytest.mark.needs_corpus
 def test_title_matches_rank_first(memory_brain: LabBrain) -> None:
     memory_brain.load(str(REAL))
-    top = memory_brain.search("polarization", limit=1).hits[0]
+    top = memory_brain.search(SearchQuery("polarization", limit=1)).hits[0]
     assert "polariz" in top.node.title.lower()
 
 
@@ -167,7 +171,8 @@ def test_index_of_a_dropped_graph_is_removed(loaded_dir: Path) -> None:
         brain.drop(REAL_GRAPH)
         assert brain.index.count(REAL_GRAPH) == 0
         assert all(
-            h.node.graph == SAMPLE_GRAPH for h in brain.search("polarization social media").hits
+            h.node.graph == SAMPLE_GRAPH
+            for h in brain.search(SearchQuery("polarization social media")).hits
         )
 
 
@@ -223,7 +228,9 @@ def test_nodes_with_every_word_come_first(memory_brain: LabBrain, tmp_path: Path
         '<http://example.org/c> dct:title "myosin" .\n'
     )
     memory_brain.load(str(turtle))
-    hits = [h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search("actin myosin").hits]
+    hits = [
+        h.node.iri.rsplit("/", 1)[1] for h in memory_brain.search(SearchQuery("actin myosin")).hits
+    ]
     assert hits[0] == "b"
     assert sorted(hits) == ["a", "b", "c"]
 
@@ -266,7 +273,7 @@ def ranked(
     path.write_text("\n".join(lines) + "\n")
     if not brain.datasets():
         brain.load(str(path))
-    hits = brain.search(text, limit=20, **filters).hits  # type: ignore[arg-type]
+    hits = brain.search(SearchQuery(text, limit=20, **filters)).hits  # type: ignore[arg-type]
     return [hit.node.iri.rsplit("/", 1)[1] for hit in hits]
 
 

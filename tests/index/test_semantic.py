@@ -43,6 +43,7 @@ from labbrain.index.embeddings import (
     provider_for,
 )
 from labbrain.index.hybrid import fuse, link_rerank
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import IndexedNode, SearchHit
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex, node_text, one_line
 from labbrain.install import install_command
@@ -192,10 +193,10 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
     reader = DiscourseReader(embedded)
     for mode in ("semantic", "hybrid"):
         with pytest.raises(SemanticUnavailable) as caught:
-            reader.search_nodes("actin", mode=mode)
+            reader.search_nodes(SearchQuery("actin", mode=mode))
         assert install_command("semantic") in str(caught.value)
     # Vectors exist, but without the extra the default falls back to keyword search.
-    found = reader.search_nodes("capping protein", limit=3)
+    found = reader.search_nodes(SearchQuery("capping protein", limit=3))
     assert found.mode == "keyword"
     assert found.note is not None and install_command("semantic") in found.note
     runner = task_runner(embedded)
@@ -211,14 +212,16 @@ def test_without_the_extra_semantic_options_say_how_to_install_it(
 def test_default_mode_is_keyword_without_vectors_and_hybrid_with_them(
     sample_brain: LabBrain, embedded: LabBrain
 ) -> None:
-    assert DiscourseReader(sample_brain).search_nodes("capping protein").mode == "keyword"
-    assert DiscourseReader(embedded).search_nodes("capping protein").mode == "hybrid"
+    assert (
+        DiscourseReader(sample_brain).search_nodes(SearchQuery("capping protein")).mode == "keyword"
+    )
+    assert DiscourseReader(embedded).search_nodes(SearchQuery("capping protein")).mode == "hybrid"
 
 
 def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabBrain) -> None:
     reader = DiscourseReader(embedded)
-    semantic = reader.search_nodes(PARAPHRASE, mode="semantic", limit=5)
-    keyword = reader.search_nodes(PARAPHRASE, mode="keyword", limit=10)
+    semantic = reader.search_nodes(SearchQuery(PARAPHRASE, mode="semantic", limit=5))
+    keyword = reader.search_nodes(SearchQuery(PARAPHRASE, mode="keyword", limit=10))
     assert semantic.mode == "semantic"
     assert set(uids(semantic)) >= PARAPHRASED
     assert not PARAPHRASED & set(uids(keyword))
@@ -226,7 +229,7 @@ def test_semantic_search_finds_a_paraphrase_keyword_search_misses(embedded: LabB
     assert scores == sorted(scores, reverse=True)
     assert all(0 < s <= 1 for s in scores)
     assert all(hit.snippet and "---" not in hit.snippet for hit in semantic.results)
-    hybrid = reader.search_nodes(PARAPHRASE, mode="hybrid", limit=10)
+    hybrid = reader.search_nodes(SearchQuery(PARAPHRASE, mode="hybrid", limit=10))
     assert PARAPHRASED & set(uids(hybrid))
 
 
@@ -234,9 +237,9 @@ def test_keyword_mode_finds_the_nodes_holding_the_words(embedded: LabBrain) -> N
     """With vectors present, keyword mode still answers by words alone: in the raw export,
     "tetraspeck" is in one node's content and "western" in another's, nowhere else."""
     reader = DiscourseReader(embedded)
-    found = reader.search_nodes("tetraspeck", mode="keyword", limit=7)
+    found = reader.search_nodes(SearchQuery("tetraspeck", mode="keyword", limit=7))
     assert found.mode == "keyword" and uids(found) == ["o5kD339yM"]
-    either = reader.search_nodes("western tetraspeck", mode="keyword", limit=7)
+    either = reader.search_nodes(SearchQuery("western tetraspeck", mode="keyword", limit=7))
     assert sorted(uids(either)) == ["hRQt1symP", "o5kD339yM"]
     assert all(hit.score > 0 for hit in either.results)
 
@@ -255,12 +258,14 @@ def test_hybrid_fuses_the_two_lists_by_weighted_reciprocal_rank(
     semantic = [SearchHit(c, "sc", 0.9), SearchHit(d, "sd", 0.8)]
     monkeypatch.setattr(sample_brain.index, "search", lambda *args, **kwargs: keyword)
     monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
-    found = sample_brain.search("anything", mode="hybrid", limit=10).hits
+    found = sample_brain.search(SearchQuery("anything", mode="hybrid", limit=10)).hits
     expected = {"a": 1 / 3, "b": 1 / 5, "c": 1 / 4 + 0.75 / 3, "d": 0.75 / 4}
     assert [hit.node.uid for hit in found] == ["c", "a", "b", "d"]
     assert [hit.score for hit in found] == pytest.approx([expected[u] for u in "cabd"])
     assert [hit.snippet for hit in found] == ["kc", "ka", "kb", "sd"]  # keyword's first
-    assert [h.node.uid for h in sample_brain.search("x", mode="hybrid", limit=2).hits] == [
+    assert [
+        h.node.uid for h in sample_brain.search(SearchQuery("x", mode="hybrid", limit=2)).hits
+    ] == [
         "c",
         "a",
     ]
@@ -322,7 +327,7 @@ def test_hybrid_search_lifts_a_node_linked_to_the_best_hit(
     semantic = [SearchHit(n, "", 0.5) for n in [*strangers, neighbour]]
     monkeypatch.setattr(sample_brain.index, "search", lambda *args, **kwargs: keyword)
     monkeypatch.setattr(hybrid, "semantic_hits", lambda *args, **kwargs: semantic)
-    found = sample_brain.search("anything", mode="hybrid", limit=10).hits
+    found = sample_brain.search(SearchQuery("anything", mode="hybrid", limit=10)).hits
     order = [hit.node.iri for hit in found]
     # fused alone the neighbour (semantic rank 3: 0.75 / 5) is last; linked to the top hit
     # (keyword rank 1: 1 / 3) it gains LINK_WEIGHT x 1 / 3 and comes second
@@ -350,23 +355,26 @@ def test_a_query_on_several_lines_is_embedded_as_one(embedded: LabBrain, mode: s
     reader = DiscourseReader(embedded)
     words = PARAPHRASE.split()
     broken = " ".join(words[:3]) + "\n" + " ".join(words[3:])
-    flat = reader.search_nodes(PARAPHRASE, mode=mode, limit=10).results
+    flat = reader.search_nodes(SearchQuery(PARAPHRASE, mode=mode, limit=10)).results
     assert flat
-    assert [(h.uid, h.score) for h in reader.search_nodes(broken, mode=mode, limit=10).results] == [
-        (h.uid, h.score) for h in flat
-    ]
+    assert [
+        (h.uid, h.score)
+        for h in reader.search_nodes(SearchQuery(broken, mode=mode, limit=10)).results
+    ] == [(h.uid, h.score) for h in flat]
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
 def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
     reader = DiscourseReader(embedded)
-    claims = reader.search_nodes(PARAPHRASE, mode=mode, node_type="CLM", limit=20)
+    claims = reader.search_nodes(SearchQuery(PARAPHRASE, mode=mode, node_types=("CLM",), limit=20))
     assert claims.results and {h.nodeType for h in claims.results} == {"Claim"}
-    by = reader.search_nodes("actin", mode=mode, creator="Rebecca Lee", limit=20)
+    by = reader.search_nodes(SearchQuery("actin", mode=mode, creator="Rebecca Lee", limit=20))
     assert by.results and {h.creator for h in by.results} == {"Rebecca Lee"}
-    datasets = reader.search_nodes("actin", mode=mode, dataset="akamatsulab-sample", limit=5)
+    datasets = reader.search_nodes(
+        SearchQuery("actin", mode=mode, graphs=("akamatsulab-sample",), limit=5)
+    )
     assert {h.dataset for h in datasets.results} == {"akamatsulab-sample"}
-    ordered = reader.search_nodes("actin", mode=mode, order_by="created", limit=10)
+    ordered = reader.search_nodes(SearchQuery("actin", mode=mode, order_by="created", limit=10))
     created = [h.created or "" for h in ordered.results]
     assert created == sorted(created, reverse=True)
 
@@ -374,9 +382,9 @@ def test_filters_apply_in_every_mode(embedded: LabBrain, mode: str) -> None:
 def test_semantic_search_errors_say_what_to_do(sample_brain: LabBrain) -> None:
     reader = DiscourseReader(sample_brain)
     with pytest.raises(SemanticUnavailable, match="no vectors .* run `labbrain embed`"):
-        reader.search_nodes("actin", mode="semantic")
+        reader.search_nodes(SearchQuery("actin", mode="semantic"))
     with pytest.raises(InvalidArgument, match="one of keyword, semantic, hybrid"):
-        reader.search_nodes("actin", mode="fuzzy")
+        reader.search_nodes(SearchQuery("actin", mode="fuzzy"))
 
 
 def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
@@ -390,11 +398,11 @@ def test_other_model_vectors_are_not_mixed(embedded: LabBrain) -> None:
         provider = provider_for(settings_for(":memory:"))
         mine.update(provider, mine.plan(brain.index, provider.model_id))
         reader = DiscourseReader(brain)
-        found = reader.search_nodes("actin")
+        found = reader.search_nodes(SearchQuery("actin"))
         assert found.mode == "keyword"
         assert found.note is not None and "computed with all-MiniLM-L6-v2" in found.note
         with pytest.raises(SemanticUnavailable, match="computed with all-MiniLM-L6-v2"):
-            reader.search_nodes("actin", mode="semantic")
+            reader.search_nodes(SearchQuery("actin", mode="semantic"))
 
 
 # ------------------------------------------------------------------ the vector index

@@ -19,6 +19,7 @@ import pytest
 from conftest import SAMPLE, settings_for
 from helpers import canonical
 from labbrain.core import LabBrain
+from labbrain.index.search_query import SearchQuery
 
 Json = Any
 
@@ -98,10 +99,10 @@ def test_one_entry_per_node_is_loaded_by_the_documented_rule(
         assert uids["first"] in warning and uids["second"] in warning
 
         # The index holds the winning titles only.
-        hits = brain.search("Reworded second node", graphs=[report.graph]).hits
+        hits = brain.search(SearchQuery("Reworded second node", graphs=(report.graph,))).hits
         assert [hit.node.uid for hit in hits][:1] == [uids["second"]]
         assert hits[0].node.title == "Reworded second node"
-        stale = brain.search("Stale wording", graphs=[report.graph]).hits
+        stale = brain.search(SearchQuery("Stale wording", graphs=(report.graph,))).hits
         assert all("Stale" not in hit.node.title for hit in stale)
         assert brain.index.count(report.graph) == 150
 

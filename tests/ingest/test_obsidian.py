@@ -34,6 +34,7 @@ from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.errors import ExportFormatError, UnusablePath
+from labbrain.index.search_query import SearchQuery
 from labbrain.ingest.load import VAULT_KIND
 from labbrain.rdf.namespaces import LB
 from labbrain.settings import Settings
@@ -171,9 +172,13 @@ def test_a_vault_answers_as_the_roam_export_of_the_same_graph(
             )
             assert sorted(s.title for s in ours.opposing) == sorted(s.title for s in roams.opposing)
     # Every match (ties in score may order them differently).
-    hits = {h.node.title for h in brain.search("actin", graphs=[from_vault.graph], limit=100).hits}
+    hits = {
+        h.node.title
+        for h in brain.search(SearchQuery("actin", graphs=(from_vault.graph,), limit=100)).hits
+    }
     roam_hits = {
-        h.node.title for h in brain.search("actin", graphs=[from_roam.graph], limit=100).hits
+        h.node.title
+        for h in brain.search(SearchQuery("actin", graphs=(from_roam.graph,), limit=100)).hits
     }
     assert hits == roam_hits and hits
 

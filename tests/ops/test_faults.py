@@ -56,6 +56,7 @@ from helpers import InProcessTools, fingerprint
 from labbrain.cli import main
 from labbrain.core import INDEX_FILE, LabBrain
 from labbrain.discourse.reader import DiscourseReader
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import TextIndex
 from labbrain.index.vectors import VECTORS_FILE, digest_of, node_text
 from labbrain.ops.workflows import task_runner
@@ -441,7 +442,7 @@ def answers(brain: LabBrain, uids: tuple[str, ...]) -> dict[str, Any]:
         "search": {
             text: [
                 (h.node.iri, h.snippet, round(h.score, 4))
-                for h in brain.search(text, limit=20).hits
+                for h in brain.search(SearchQuery(text, limit=20)).hits
             ]
             for text in QUERIES
         },

@@ -47,6 +47,7 @@ from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader
 from labbrain.index import vectors as vectors_module
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.vectors import VECTORS_FILE, VectorIndex
 from labbrain.ops import backup as backup_module
 from labbrain.ops.backup import MANIFEST
@@ -120,7 +121,8 @@ def statuses(result: Result) -> dict[str, str]:
 def answers(brain: LabBrain) -> list[list[tuple[str, str]]]:
     """What the sample searches answer: (iri, snippet) of each hit, in order."""
     return [
-        [(h.node.iri, h.snippet) for h in brain.search(text, limit=8).hits] for text in SEARCHES
+        [(h.node.iri, h.snippet) for h in brain.search(SearchQuery(text, limit=8)).hits]
+        for text in SEARCHES
     ]
 
 
@@ -344,7 +346,7 @@ def test_restore_refuses_a_store_with_data_unless_replace(
 ) -> None:
     other = v0_store
     with LabBrain(settings_for(other), read_only=True) as brain:
-        searched = [h.node.iri for h in brain.search("actin").hits]
+        searched = [h.node.iri for h in brain.search(SearchQuery("actin")).hits]
     files = store_files(other)
     refused = run(other, "restore", str(sample_backup))
     assert refused.exit_code == 2
@@ -358,7 +360,7 @@ def test_restore_refuses_a_store_with_data_unless_replace(
     with LabBrain(settings_for(other), read_only=True) as brain:
         assert brain.store.graphs() == sorted(SAMPLE_GRAPHS)
         assert brain.index.indexed_loads().keys() == {SAMPLE_GRAPH}
-        assert [h.node.iri for h in brain.search("actin").hits] != searched
+        assert [h.node.iri for h in brain.search(SearchQuery("actin")).hits] != searched
     assert not (other / RESTORE_ASIDE).exists() and not (other / "restore.partial").exists()
     # a store that has only labbrain's own graphs counts as empty
     fresh = tmp_path / "fresh"
@@ -425,7 +427,10 @@ def test_failure_mid_restore_leaves_the_store_unchanged(
 ) -> None:
     other = v0_store
     with LabBrain(settings_for(other), read_only=True) as brain:
-        before, searched = fingerprint(brain), [h.node.iri for h in brain.search("actin").hits]
+        before, searched = (
+            fingerprint(brain),
+            [h.node.iri for h in brain.search(SearchQuery("actin")).hits],
+        )
     files, names = store_files(other), sorted(p.name for p in other.iterdir())
     # The restore renames each current item aside, then each staged item (the database and
     # the index) in, then the aside directory (the commit).
@@ -455,7 +460,7 @@ def test_failure_mid_restore_leaves_the_store_unchanged(
     assert sorted(p.name for p in other.iterdir()) == names
     with LabBrain(settings_for(other)) as brain:
         assert fingerprint(brain) == before
-        assert [h.node.iri for h in brain.search("actin").hits] == searched
+        assert [h.node.iri for h in brain.search(SearchQuery("actin")).hits] == searched
         assert brain.index_sync is not None and not brain.index_sync.changed
 
 

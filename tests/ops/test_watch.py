@@ -24,6 +24,7 @@ from conftest import SAMPLE
 from generate_vault import make_lab, note_path, write_vault
 from helpers import embed_all
 from labbrain.core import LabBrain
+from labbrain.index.search_query import SearchQuery
 from labbrain.ops.watch import SourceWatcher, WatchEvent
 from labbrain.settings import Settings
 
@@ -84,14 +85,14 @@ def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
         assert first.outcome == "loaded" and first.report is not None
         graph = first.report.graph
         watching.started()
-        assert brain.search("zyxomatic", graphs=[graph]).hits == []
+        assert brain.search(SearchQuery("zyxomatic", graphs=(graph,))).hits == []
         note = vault / note_path(lab, lab.nodes[3])
         note.write_text(note.read_text() + "\nThe zyxomatic assay.\n")
         event = watching.next()
         assert event.outcome == "changed"  # by part: one note edited
         assert event.report is not None and event.report.changed is not None
         assert event.report.changed["nodesEdited"] == 1
-        hits = brain.search("zyxomatic", graphs=[graph]).hits
+        hits = brain.search(SearchQuery("zyxomatic", graphs=(graph,))).hits
         assert [h.node.uid for h in hits] == [lab.nodes[3].instance_id]
         quads = brain.store.count(graph)
         # A save that leaves relations.json unreadable: reported, the dataset as it was.
@@ -99,9 +100,9 @@ def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
         broken = watching.next()
         assert broken.outcome == "failed" and "relations.json" in (broken.error or "")
         assert brain.store.count(graph) == quads
-        assert [h.node.uid for h in brain.search("zyxomatic", graphs=[graph]).hits] == [
-            lab.nodes[3].instance_id
-        ]
+        assert [
+            h.node.uid for h in brain.search(SearchQuery("zyxomatic", graphs=(graph,))).hits
+        ] == [lab.nodes[3].instance_id]
         # Deleting the note: the dataset loses it (and its relations).
         (vault / "relations.json").write_text(
             json.dumps({"version": 1, "lastModified": 1, "relations": {}})
@@ -111,7 +112,7 @@ def test_a_vault_edit_is_loaded_and_a_broken_save_keeps_the_dataset(
         event = watching.next()
         assert event.outcome == "changed"
         assert event.report is not None and event.report.nodes == 11
-        assert brain.search("zyxomatic", graphs=[graph]).hits == []
+        assert brain.search(SearchQuery("zyxomatic", graphs=(graph,))).hits == []
 
 
 def test_a_half_written_export_never_replaces_the_dataset(brain: LabBrain, tmp_path: Path) -> None:
@@ -436,4 +437,4 @@ def test_a_symlink_loop_and_a_link_out_of_the_vault_are_never_followed(
             pass
         assert event.outcome == "changed" and event.report is not None
         assert event.report.nodes == 6
-    assert not brain.search("secret").hits
+    assert not brain.search(SearchQuery("secret")).hits

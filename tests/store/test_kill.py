@@ -18,6 +18,7 @@ from conftest import ROOT, SAMPLE, SAMPLE_DCT, SAMPLE_GRAPH, settings_for
 from generate import write_export
 from helpers import canonical, fingerprint, load_and_kill, snapshot
 from labbrain.core import LabBrain
+from labbrain.index.search_query import SearchQuery
 from labbrain.store.journal import DB_DIR, JOURNAL_DIR, JOURNAL_MARKER
 
 pytestmark = pytest.mark.subprocess
@@ -60,14 +61,18 @@ def test_kill_during_reload_keeps_the_previous_version(tmp_path: Path, big_expor
     with LabBrain(settings_for(store)) as brain:
         first = brain.load(str(big_export))
         before = fingerprint(brain)
-        hits = [h.node.iri for h in brain.search("membrane tension actin", limit=5).hits]
+        hits = [
+            h.node.iri for h in brain.search(SearchQuery("membrane tension actin", limit=5)).hits
+        ]
     load_and_kill(store, big_export, 0.8)
     with LabBrain(settings_for(store)) as brain:
         assert fingerprint(brain) == before
         assert brain.store.count(BIG_GRAPH) == first.quads
         assert [d["loadId"] for d in brain.datasets()] == [first.load_id]
         assert brain.index.count(BIG_GRAPH) == 20_000
-        assert [h.node.iri for h in brain.search("membrane tension actin", limit=5).hits] == hits
+        assert [
+            h.node.iri for h in brain.search(SearchQuery("membrane tension actin", limit=5)).hits
+        ] == hits
     # and a load after the crash completes normally
     with LabBrain(settings_for(store)) as brain:
         again = brain.load(str(big_export))

@@ -14,6 +14,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryBoolean, QueryS
 from conftest import SAMPLE, SAMPLE_GRAPH, settings_for
 from helpers import canonical
 from labbrain.core import LabBrain
+from labbrain.index.search_query import SearchQuery
 from labbrain.settings import Settings
 from labbrain.store import templates
 from labbrain.store.remote import store as remote_store
@@ -192,7 +193,9 @@ def test_a_load_into_virtuoso_holds_what_the_embedded_store_holds(
     with LabBrain(settings_for(":memory:")) as embedded:
         report = embedded.load(str(SAMPLE))
         expected = canonical(embedded, report.graph)
-        hits = [hit.node.uid for hit in embedded.search("actin membrane", limit=10).hits]
+        hits = [
+            hit.node.uid for hit in embedded.search(SearchQuery("actin membrane", limit=10)).hits
+        ]
     with LabBrain(_remote(virtuoso, gsp=gsp)) as remote:
         loaded = remote.load(str(SAMPLE))
         assert loaded.graph == report.graph and loaded.quads == report.quads

@@ -53,10 +53,11 @@ from labbrain.discourse.models import (
     SearchResult,
     StanceNode,
 )
-from labbrain.errors import DatasetNotFound, InvalidArgument, NodeNotFound
+from labbrain.errors import InvalidArgument, NodeNotFound
 from labbrain.index.links import NodeLink
-from labbrain.index.text import IndexedNode
-from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, PREFIXES, dataset_graph
+from labbrain.index.search_query import SearchQuery, dataset_graphs, node_type_labels
+from labbrain.index.text import IndexedNode, SearchHit
+from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, PREFIXES
 from labbrain.store import templates
 from labbrain.store.ontology import vocabulary
 
@@ -82,6 +83,24 @@ def node_ref(node: IndexedNode) -> NodeRef:
         creator=node.creator,
         created=node.created,
         url=node.iri,
+    )
+
+
+def search_result(hit: SearchHit) -> SearchResult:
+    """The answer's entry for a search hit: the node attributed, its snippet and score."""
+    node = hit.node
+    return SearchResult(
+        uid=node.uid,
+        dataset=_slug(node.graph),
+        nodeType=node.node_type,
+        title=node.title,
+        creator=node.creator,
+        created=node.created,
+        url=node.iri,
+        modified=node.modified,
+        snippet=hit.snippet,
+        imageCount=node.images,
+        score=hit.score,
     )
 
 
@@ -115,14 +134,11 @@ class DiscourseReader:
 
     # ------------------------------------------------------------------ resolving
     def datasets(self, dataset: str | None = None) -> list[str] | None:
-        """The dataset graphs to look in: all (None) or the one named (slug or IRI)."""
+        """The dataset graphs to look in: all (None) or the one named (slug or IRI), as the
+        index holds them (DatasetNotFound lists them)."""
         if dataset is None or dataset == "":
             return None
-        graph = dataset if dataset.startswith(DATASET_GRAPH_PREFIX) else dataset_graph(dataset)
-        known = [row["graph"] for row in self.brain.datasets()]
-        if graph not in known:
-            raise DatasetNotFound(dataset, [_slug(g) for g in known])
-        return [graph]
+        return dataset_graphs(self.brain.index, [dataset])
 
     def resolve(self, uid: str, dataset: str | None = None) -> tuple[IndexedNode, list[str]]:
         """The node with this uid (and the other datasets that also hold one)."""
@@ -135,24 +151,8 @@ class DiscourseReader:
 
     def node_types_matching(self, node_type: str | None) -> list[str] | None:
         """Type labels (lower case) a ``nodeType`` filter selects: a label or a [[XXX]]
-        code, any case. Raises InvalidArgument listing the loaded types when neither the
-        loaded datasets nor the ontology know the type (a known type with no node here
-        selects nothing)."""
-        if not node_type or not node_type.strip():
-            return None
-        wanted = node_type.strip()
-        kind = vocabulary().node_kind_by_abbreviation(wanted)
-        labels = {wanted.lower()}
-        if kind is not None:
-            labels.add(kind.label.lower())
-        known = kind is not None or vocabulary().node_kind_by_label(wanted) is not None
-        if not known and not self.brain.index.has_node_type(labels):
-            loaded = sorted({label for _, label, _ in self.brain.index.type_counts()})
-            raise InvalidArgument(
-                "nodeType",
-                f"unknown node type {wanted!r}; node types: {', '.join(loaded) or 'none loaded'}",
-            )
-        return sorted(labels)
+        code, any case (see :func:`~labbrain.index.search_query.node_type_labels`)."""
+        return node_type_labels(self.brain.index, node_type)
 
     def _refs(self, iris: Iterable[str], graph: str) -> dict[str, NodeRef]:
         return {
@@ -160,44 +160,15 @@ class DiscourseReader:
         }
 
     # ------------------------------------------------------------------ search
-    def search_nodes(
-        self,
-        query: str,
-        *,
-        node_type: str | None = None,
-        creator: str | None = None,
-        order_by: str = "relevance",
-        descending: bool = True,
-        limit: int = 10,
-        dataset: str | None = None,
-        mode: str | None = None,
-    ) -> SearchNodesResult:
+    def search_nodes(self, query: SearchQuery) -> SearchNodesResult:
         """Search over titles and content, filtered and ordered: keyword (BM25), semantic
         (embeddings) or hybrid (both fused); without a mode, hybrid when vectors exist, else
         keyword (see :mod:`labbrain.index.hybrid`)."""
-        if not query.strip():
+        if not query.text.strip():
             raise InvalidArgument("query", "give one or more words to search for")
-        found = self.brain.search(
-            query,
-            mode=mode,
-            limit=limit,
-            graphs=self.datasets(dataset),
-            node_types=self.node_types_matching(node_type),
-            creator=creator or None,
-            order_by=order_by,
-            descending=descending,
-        )
-        hits = found.hits
-        results = [
-            SearchResult(
-                **node_ref(hit.node).model_dump(),
-                modified=hit.node.modified,
-                snippet=hit.snippet,
-                imageCount=hit.node.images,
-                score=hit.score,
-            )
-            for hit in hits
-        ]
+        found = self.brain.search(query.resolved(self.brain.index))
+        results = [search_result(hit) for hit in found.hits]
+        limit = query.limit
         note = None
         if len(results) == limit:
             note = f"showing the first {limit}; raise limit (up to 100) or add filters for more"

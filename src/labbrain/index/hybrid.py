@@ -42,6 +42,7 @@ from labbrain.index.embeddings import (
     require_semantic,
     semantic_installed,
 )
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import SearchHit, TextIndex
 from labbrain.index.vectors import Key, VectorIndex, node_text, nodes_of, one_line
 from labbrain.settings import Settings
@@ -91,42 +92,34 @@ def default_mode(
 
 
 def search(
-    index: TextIndex,
-    vectors: VectorIndex,
-    settings: Settings,
-    text: str,
-    *,
-    mode: str | None = None,
-    limit: int = 10,
-    graphs: Iterable[str] | None = None,
-    node_types: str | Iterable[str] | None = None,
-    creator: str | None = None,
-    order_by: str = "relevance",
-    descending: bool = True,
+    index: TextIndex, vectors: VectorIndex, settings: Settings, query: SearchQuery
 ) -> ModeSearch:
-    """Search nodes in ``mode`` (None: see :func:`default_mode`), filtered, at most ``limit``.
+    """Search nodes as ``query`` asks: in its mode (None: see :func:`default_mode`), filtered
+    (its graphs as dataset graph IRIs, its node types as labels: see
+    :meth:`SearchQuery.resolved <labbrain.index.search_query.SearchQuery.resolved>`), at most
+    its limit.
 
     Raises InvalidArgument for an unknown mode and SemanticUnavailable (saying how to fix it)
     when a semantic or hybrid search lacks the extra, the model or the vectors."""
-    chosen = list(graphs) if graphs is not None else None
-    kinds = [node_types] if isinstance(node_types, str) else node_types
-    kinds = list(kinds) if kinds is not None else None
+    chosen = list(query.graphs) if query.graphs is not None else None
+    kinds = list(query.node_types) if query.node_types is not None else None
+    creator, limit = query.creator, query.limit
     note = None
-    if mode is None:
+    if query.mode is None:
         resolved, note = default_mode(vectors, settings, chosen)
-    elif mode in MODES:
-        resolved = mode  # type: ignore[assignment]
+    elif query.mode in MODES:
+        resolved = query.mode  # type: ignore[assignment]
     else:
-        raise InvalidArgument("mode", f"{mode!r}; one of {', '.join(MODES)}")
+        raise InvalidArgument("mode", f"{query.mode!r}; one of {', '.join(MODES)}")
     if resolved == "keyword":
         hits = index.search(
-            text,
+            query.text,
             limit=limit,
             graphs=chosen,
             node_type=kinds,
             creator=creator,
-            order_by=order_by,
-            descending=descending,
+            order_by=query.order_by,
+            descending=query.descending,
         )
         return ModeSearch("keyword", hits, note)
     depth = max(limit, DEPTH) if resolved == "hybrid" else limit
@@ -134,7 +127,7 @@ def search(
         index,
         vectors,
         settings,
-        text,
+        query.text,
         limit=depth,
         graphs=chosen,
         node_types=kinds,
@@ -143,11 +136,13 @@ def search(
     if resolved == "semantic":
         hits = semantic
     else:
-        keyword = index.search(text, limit=depth, graphs=chosen, node_type=kinds, creator=creator)
+        keyword = index.search(
+            query.text, limit=depth, graphs=chosen, node_type=kinds, creator=creator
+        )
         fused = fuse([(keyword, 1.0), (semantic, SEMANTIC_WEIGHT)])
         linked = links_among(index, fused, fused[:LINK_DEPTH])
         hits = link_rerank(fused, linked)[:limit]
-    return ModeSearch(resolved, _ordered(hits[:limit], order_by, descending), note)
+    return ModeSearch(resolved, _ordered(hits[:limit], query.order_by, query.descending), note)
 
 
 def semantic_hits(

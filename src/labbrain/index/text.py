@@ -497,6 +497,13 @@ class TextIndex:
         with its store before answering overrides it (see
         :class:`~labbrain.index.refreshing.RefreshingTextIndex`)."""
 
+    def graphs(self) -> list[str]:
+        """The indexed dataset graphs, sorted."""
+        self._before_read()
+        return [
+            str(row[0]) for row in self._db.execute("SELECT graph FROM datasets ORDER BY graph")
+        ]
+
     def count(self, graph: str | None = None) -> int:
         """Number of indexed nodes (in ``graph``, or overall)."""
         self._before_read()

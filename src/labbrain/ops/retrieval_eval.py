@@ -37,6 +37,7 @@ from labbrain.core import LabBrain
 from labbrain.errors import DatasetNotFound, InvalidArgument, SemanticUnavailable
 from labbrain.index.embeddings import INSTALL_HINT, provider_for, require_semantic
 from labbrain.index.hybrid import EMBED_HINT, MODES
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import IndexedNode
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, DG, LB, dataset_graph
 from labbrain.store import templates
@@ -281,11 +282,13 @@ def _scores(
     reciprocal = 0.0
     for query in asked:
         found = brain.search(
-            query.text,
-            mode=mode,
-            limit=depth + 1,
-            graphs=[query.graph],
-            node_types=list(query.node_types) if query.node_types else None,
+            SearchQuery(
+                query.text,
+                mode=mode,
+                limit=depth + 1,
+                graphs=(query.graph,),
+                node_types=query.node_types or None,
+            )
         )
         ranked = [h.node.iri for h in found.hits if h.node.iri != query.leave_out][:depth]
         recall, rr = score(ranked, query.gold, ks)

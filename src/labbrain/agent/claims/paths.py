@@ -36,6 +36,7 @@ from labbrain.errors import InvalidArgument, SemanticUnavailable
 from labbrain.index.analysis import terms, tokens, words
 from labbrain.index.bm25 import key_terms, rank
 from labbrain.index.embeddings import EmbeddingProvider, provider_for, semantic_installed
+from labbrain.index.search_query import SearchQuery
 from labbrain.index.text import IndexedNode
 from labbrain.index.vectors import one_line
 from labbrain.rdf.namespaces import PROPOSITION_PREFIX
@@ -418,7 +419,7 @@ class PropositionPaths:
         """Lab oppositions on the lab nodes closest in meaning to a free-text claim."""
         found: list[_Found] = []
         try:
-            hits = self.brain.search(text, mode="semantic", limit=MAX_CANDIDATES).hits
+            hits = self.brain.search(SearchQuery(text, mode="semantic", limit=MAX_CANDIDATES)).hits
         except SemanticUnavailable:
             return found
         for hit in hits:

@@ -36,6 +36,7 @@ from labbrain.discourse.models import (
     SchemaResult,
     SearchNodesResult,
 )
+from labbrain.index.search_query import SearchQuery
 from labbrain.mcp.common import VISITS_READ_BY, WRITE, ToolContext, ToolSpec, answer
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX
 
@@ -69,14 +70,16 @@ def search_nodes(
     Each hit is attributed (creator, created, url) with a snippet. Next: get_node(uid)
     for the full text and links; cite creator and url."""
     return context.reader.search_nodes(
-        query,
-        node_type=nodeType,
-        creator=creator,
-        order_by=orderBy,
-        descending=sortDirection == "desc",
-        limit=limit,
-        dataset=dataset,
-        mode=mode,
+        SearchQuery(
+            query,
+            mode=mode,
+            limit=limit,
+            graphs=(dataset,) if dataset else None,
+            node_types=(nodeType,) if nodeType else None,
+            creator=creator,
+            order_by=orderBy,
+            descending=sortDirection == "desc",
+        )
     )
 
 
