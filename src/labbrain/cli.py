@@ -7,6 +7,7 @@ place for every command (:class:`_Commands`).
 
 from __future__ import annotations
 
+import errno
 import faulthandler
 import io
 import json
@@ -58,8 +59,18 @@ from labbrain.tasks.ledger import STATUSES, TaskState
 if TYPE_CHECKING:
     from rich.table import Table
 
-out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+class _Console(Console):
+    """A rich console that leaves a closed pipe to the command (:class:`_Commands`): rich's
+    own answer to one is to exit with status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+out = _Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def _table(*columns: Any, **options: Any) -> Table:
@@ -131,17 +142,38 @@ def _fail(error: LabbrainError) -> NoReturn:
     sys.exit(error.exit_code)
 
 
+#: The exit status of a process killed by SIGPIPE, as a shell reports it (128 + 13).
+CLOSED_PIPE_STATUS = 141
+
+
+def _end_on_closed_pipe() -> NoReturn:
+    """End a command whose output has no reader any more (``labbrain ... | head``) as the
+    other programs of a pipe end: no message, the status of a process killed by SIGPIPE.
+    Stdout is pointed at /dev/null first, so that what it still buffers is dropped when the
+    interpreter flushes it at exit, instead of failing again there."""
+    with suppress(OSError, ValueError):  # not a file descriptor (an embedding host's stdout)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    sys.exit(CLOSED_PIPE_STATUS)
+
+
 class _Commands(click.Group):
-    """The ``labbrain`` group, which maps the library's errors for every command once: a
-    :class:`LabbrainError` escaping a command (or its option parsing) ends it with
-    :func:`_fail`. Commands raise errors; they catch one only to do something else with it
-    (say it otherwise, or go on)."""
+    """The ``labbrain`` group, which ends every command the same way whatever escapes it: a
+    :class:`LabbrainError` (from the command or its option parsing) with :func:`_fail`, a
+    closed output pipe with :func:`_end_on_closed_pipe`. Commands raise errors; they catch
+    one only to do something else with it (say it otherwise, or go on)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a reader gone shows here, not in the flush at exit
         except LabbrainError as error:
             _fail(error)
+        except BrokenPipeError:
+            _end_on_closed_pipe()
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
