@@ -210,7 +210,7 @@ def test_add_with_a_doi_in_any_spelling(tools: Tools, given: str) -> None:
         "confidence": 0.8,
         "created": added["created"],
         "attributedTo": "assistant",
-        "source": {"kind": "doi", "iri": f"https://doi.org/{DOI}", "doi": DOI, "node": None},
+        "sources": [{"kind": "doi", "iri": f"https://doi.org/{DOI}", "doi": DOI, "node": None}],
     }
     assert answer["availableActions"] == [
         "connect_propositions",
@@ -226,13 +226,15 @@ def test_add_with_a_doi_in_any_spelling(tools: Tools, given: str) -> None:
 def test_add_with_a_doi_holding_characters_iris_cannot(tools: Tools) -> None:
     doi = "10.1002/(SICI)1097-4636(199706)35:4<457::AID-JBM5>3.0.CO;2-F"
     added = tools.add("An old DOI with angle brackets", source=doi)
-    assert added["source"] == {
-        "kind": "doi",
-        "iri": "https://doi.org/10.1002/(SICI)1097-4636(199706)35:4%3C457::AID-JBM5%3E3.0.CO;2-F",
-        "doi": doi,
-        "node": None,
-    }
-    assert tools.ok("get_proposition", {"id": added["id"]})["source"] == added["source"]
+    assert added["sources"] == [
+        {
+            "kind": "doi",
+            "iri": "https://doi.org/10.1002/(SICI)1097-4636(199706)35:4%3C457::AID-JBM5%3E3.0.CO;2-F",
+            "doi": doi,
+            "node": None,
+        }
+    ]
+    assert tools.ok("get_proposition", {"id": added["id"]})["sources"] == added["sources"]
 
 
 @pytest.mark.parametrize(
@@ -244,31 +246,33 @@ def test_add_with_a_doi_holding_characters_iris_cannot(tools: Tools) -> None:
 )
 def test_add_with_a_url(tools: Tools, url: str) -> None:
     added = tools.add("Pits stall when tension is high", 0.4, source=url)
-    assert added["source"] == {"kind": "url", "iri": url, "doi": None, "node": None}
-    assert tools.ok("get_proposition", {"id": added["id"]})["source"] == added["source"]
+    assert added["sources"] == [{"kind": "url", "iri": url, "doi": None, "node": None}]
+    assert tools.ok("get_proposition", {"id": added["id"]})["sources"] == added["sources"]
 
 
 def test_add_with_a_lab_node_source_is_attributed_and_derived_from_it(tools: Tools) -> None:
     added = tools.add("CK-666 lengthens pit lifetimes", 0.9, source=EVIDENCE)
-    assert added["source"] == {
-        "kind": "node",
-        "iri": PAGE + EVIDENCE,
-        "doi": None,
-        "node": lab_ref(EVIDENCE),
-    }
+    assert added["sources"] == [
+        {
+            "kind": "node",
+            "iri": PAGE + EVIDENCE,
+            "doi": None,
+            "node": lab_ref(EVIDENCE),
+        }
+    ]
     assert lab_ref(EVIDENCE)["creator"] == "Abhishek Raghunathan"
     rows = select(
         tools.brain,
         f"SELECT ?from WHERE {{ GRAPH <{CLAIMS_GRAPH}> {{ <{added['id']}> prov:wasDerivedFrom ?from }} }}",
     )
     assert rows == [{"from": PAGE + EVIDENCE}]
-    assert tools.ok("get_proposition", {"id": added["id"]})["source"] == added["source"]
+    assert tools.ok("get_proposition", {"id": added["id"]})["sources"] == added["sources"]
 
 
 def test_add_without_source(tools: Tools) -> None:
     for source in ({}, {"source": None}, {"source": "   "}):
         added = tools.add("Tension gates actin", 0.0, **source)
-        assert added["source"] is None and added["confidence"] == 0.0
+        assert added["sources"] == [] and added["confidence"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -782,7 +786,7 @@ def test_replays_and_reads_survive_dropping_the_lab_dataset(tools: Tools) -> Non
     tools.brain.drop("akamatsulab-sample")
     assert tools.ok("add_proposition", {**arguments, "idempotencyKey": "k-drop"}) == first
     read = tools.ok("get_proposition", {"id": pid})
-    assert read["source"] == {"kind": "node", "iri": PAGE + EVIDENCE, "doi": None, "node": None}
+    assert read["sources"] == [{"kind": "node", "iri": PAGE + EVIDENCE, "doi": None, "node": None}]
     gone = {"kind": "node", "id": EVIDENCE, "proposition": None, "node": None}
     assert read["incoming"] == [{**relation, "source": gone}]
     assert "invalid source: 'x1rSdylei' is neither" in tools.error(
@@ -925,4 +929,86 @@ def test_created_times_are_written_as_the_store_reads_them() -> None:
     )
     assert timestamp(datetime(2026, 1, 2, 3, 4, 5, 100000, tzinfo=UTC)).value == (
         "2026-01-02T03:04:05.1Z"
+    )
+
+
+def test_a_proposition_rests_on_several_sources(tools: Tools) -> None:
+    """source and sources together: a DOI (given twice, in two spellings), a URL and two lab
+    nodes; each kept once, sorted by IRI, and the proposition derives from both nodes."""
+    url = "https://example.org/preprint"
+    added = tools.add(
+        "Arp2/3 inhibition and tension both slow pit maturation",
+        0.7,
+        source=DOI,
+        sources=[f"doi:{DOI}", url, EVIDENCE, CLAIM],
+    )
+    expected = sorted(
+        [
+            {"kind": "doi", "iri": f"https://doi.org/{DOI}", "doi": DOI, "node": None},
+            {"kind": "url", "iri": url, "doi": None, "node": None},
+            {"kind": "node", "iri": PAGE + EVIDENCE, "doi": None, "node": lab_ref(EVIDENCE)},
+            {"kind": "node", "iri": PAGE + CLAIM, "doi": None, "node": lab_ref(CLAIM)},
+        ],
+        key=lambda source: source["iri"],
+    )
+    assert added["sources"] == expected
+    assert tools.ok("get_proposition", {"id": added["id"]})["sources"] == expected
+    derived = select(
+        tools.brain,
+        f"SELECT ?from WHERE {{ GRAPH <{CLAIMS_GRAPH}> {{ <{added['id']}> "
+        "prov:wasDerivedFrom ?from }} ORDER BY ?from",
+    )
+    assert [row["from"] for row in derived] == sorted([PAGE + EVIDENCE, PAGE + CLAIM])
+    # both lab sources anchor it: a lineage reaches it from the second one too
+    lineage = tools.ok("find_lineage", {"fromConcept": added["id"], "toConcept": CLAIM})
+    assert [(h["destination"]["id"], h["origin"]) for h in lineage["hops"]] == [(CLAIM, "source")]
+    too_many = tools.error(
+        "add_proposition",
+        {"content": "x", "confidence": 0.5, "sources": [f"https://e.org/{i}" for i in range(21)]},
+    )
+    assert "sources" in too_many
+
+
+def test_list_propositions_filters_by_words_source_and_confidence(tools: Tools) -> None:
+    networks = tools.add("Branched networks push harder under load", 0.9, source=DOI)
+    tools.add("A single network stalls at high tension", 0.3)
+    tools.add("Coat proteins recruit dynamin", 0.6, source=EVIDENCE)
+
+    def listed(**arguments: Any) -> tuple[list[str], int]:
+        page = tools.ok("list_propositions", arguments)
+        return [p["content"] for p in page["propositions"]], page["total"]
+
+    # a plural finds the singular and back, as node search does
+    assert listed(query="network") == (
+        [
+            "Branched networks push harder under load",
+            "A single network stalls at high tension",
+        ],
+        2,
+    )
+    assert listed(query="networks tension") == (["A single network stalls at high tension"], 1)
+    assert listed(source=f"https://doi.org/{DOI}") == ([networks["content"]], 1)
+    assert listed(source=EVIDENCE) == (["Coat proteins recruit dynamin"], 1)
+    assert listed(minConfidence=0.6) == (
+        ["Branched networks push harder under load", "Coat proteins recruit dynamin"],
+        2,
+    )
+    assert listed(minConfidence=0.6, query="network") == ([networks["content"]], 1)
+    first = tools.ok("list_propositions", {"query": "network", "limit": 1})
+    assert first["total"] == 2 and first["nextCursor"]
+    second = tools.ok(
+        "list_propositions", {"query": "network", "limit": 1, "cursor": first["nextCursor"]}
+    )
+    assert [p["content"] for p in second["propositions"]] == [
+        "A single network stalls at high tension"
+    ]
+    nothing = tools.ok("list_propositions", {"query": "kinesin"})
+    assert nothing["total"] == 0 and "without filters" in nothing["note"]
+    assert listed() == (
+        [
+            "Branched networks push harder under load",
+            "A single network stalls at high tension",
+            "Coat proteins recruit dynamin",
+        ],
+        3,
     )

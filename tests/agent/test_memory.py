@@ -1147,3 +1147,54 @@ def test_search_finds_a_word_in_any_form_as_node_search_does(tools: Tools) -> No
     # accents are folded as the index folds them
     accented = tools.store("Le réseau cortical.")
     assert [h["id"] for h in tools.ok("search_memories", query="reseau")["results"]] == [accented]
+
+
+def test_a_domain_is_renamed_in_place(tools: Tools) -> None:
+    made = tools.domain("actin")
+    memory = tools.store("Arp2/3 branches at 70 degrees")
+    renamed = tools.ok("update_domain", id="actin", name="Actin networks")["domain"]
+    assert (renamed["id"], renamed["name"], renamed["graph"]) == (
+        "actin",
+        "Actin networks",
+        made["graph"],
+    )
+    assert renamed["memoryCount"] == 1 and renamed["active"] is True
+    described = tools.ok("update_domain", id="actin", description="branching and capping")
+    assert described["domain"]["name"] == "Actin networks"
+    assert described["domain"]["description"] == "branching and capping"
+    listed = tools.ok("list_domains")["domains"]
+    assert [(d["id"], d["name"], d["description"]) for d in listed] == [
+        ("actin", "Actin networks", "branching and capping")
+    ]
+    assert tools.ok("get_memory", id=memory)["domain"] == "actin"
+    assert "give a new name" in tools.error("update_domain", id="actin")
+    assert "list_domains" in tools.error("update_domain", id="myosin", name="Myosin")
+
+
+def test_a_deleted_domain_takes_its_memories_and_the_references_to_them(tools: Tools) -> None:
+    tools.domain("tension")
+    far = tools.store("far")
+    tools.domain("actin")
+    near = tools.store("near")
+    kept = tools.store("kept")
+    tools.connect(near, kept, "follows", 0.5)
+    reference = tools.cross(near, far, description="into tension")
+    actin_before = tools.brain.store.count("urn:labbrain:domain:actin")
+    reference_quads = count(tools.brain, f"GRAPH ?g {{ <{reference}> ?p ?o }}")
+    assert reference_quads > 0
+
+    tools.ok("select_domain", id="tension")
+    deleted = tools.ok("delete_domain", id="tension")
+    assert deleted["deleted"]["id"] == "tension" and deleted["deleted"]["memoryCount"] == 1
+    assert deleted["crossReferencesRemoved"] == 1
+    assert tools.brain.store.count("urn:labbrain:domain:tension") == 0
+    assert graph_of(tools.brain, reference) == []
+    # the actin domain lost the reference and nothing else
+    assert tools.brain.store.count("urn:labbrain:domain:actin") == actin_before - reference_quads
+    assert [d["id"] for d in tools.ok("list_domains")["domains"]] == ["actin"]
+    assert "no memory domain is selected" in tools.error("search_memories", query="far").lower()
+    tools.ok("select_domain", id="actin")
+    assert tools.ok("get_memory", id=kept)["domain"] == "actin"
+    assert tools.ok("get_memory", id=near)["crossReferences"] == []
+    walk = tools.ok("traverse_memories", start=near, maxDepth=2)
+    assert walk["nodeCount"] == 2 and walk["note"] is None

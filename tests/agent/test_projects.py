@@ -914,3 +914,69 @@ def test_finding_search_finds_a_word_in_any_form_as_node_search_does(
     assert {
         n["uid"] for n in project.ok("search_nodes", query="filament", limit=100)["results"]
     } == {n["uid"] for n in project.ok("search_nodes", query="filaments", limit=100)["results"]}
+
+
+def _project_graph_quads(brain: LabBrain, slug: str) -> set[str]:
+    """The quads of a project's graph, with the project's own IRI written <P>."""
+    iri = f"urn:labbrain:project:{slug}"
+    return {
+        f"{q.subject} {q.predicate} {q.object}".replace(f"<{iri}>", "<P>")
+        for q in brain.store.quads(iri)
+    }
+
+
+def test_a_renamed_project_keeps_everything_under_its_new_slug(project: InProcessTools) -> None:
+    brain = project.brain
+    project.ok("record_visit", uid="ntE1a3kG3")
+    project.ok("log_finding", content="Tension slows scission.", sourceUid="D6SNboBqO")
+    before = _project_graph_quads(brain, "membrane-tension")
+
+    renamed = project.ok("update_project", name="Cell mechanics")
+    assert renamed["renamedFrom"] == "membrane-tension"
+    summary = renamed["project"]
+    assert (summary["project"], summary["name"], summary["active"]) == (
+        "cell-mechanics",
+        "Cell mechanics",
+        True,
+    )
+    assert summary["findings"] == 1 and summary["visits"] == 1
+    after = _project_graph_quads(brain, "cell-mechanics")
+    title = "<http://purl.org/dc/terms/title>"
+    assert {q for q in after if title not in q} == {q for q in before if title not in q}
+    assert '<P> <http://purl.org/dc/terms/title> "Cell mechanics"' in after
+    assert not list(brain.store.quads(PROJECT_GRAPH))
+    listed = project.ok("list_projects")
+    assert [p["project"] for p in listed["projects"]] == ["cell-mechanics"]
+    assert listed["active"] == "cell-mechanics"  # it stays the active project
+    context = project.ok("get_project_context", project="Cell mechanics")
+    assert context["project"]["findings"] == 1
+
+    described = project.ok("update_project", description="Forces at endocytic sites.")
+    assert described["renamedFrom"] is None
+    assert described["project"]["description"] == "Forces at endocytic sites."
+    assert described["project"]["name"] == "Cell mechanics"
+
+    project.ok("create_project", name="Actin waves", activate=False)
+    taken = project.error("update_project", project="cell-mechanics", name="Actin  waves")
+    assert "'actin-waves' exists already" in taken
+    assert "give a new name" in project.error("update_project")
+
+
+def test_a_deleted_project_leaves_nothing_behind(project: InProcessTools) -> None:
+    brain = project.brain
+    project.ok("log_finding", content="Tension slows scission.")
+    other = project.ok("create_project", name="Actin waves", activate=False)["project"]
+    before_other = _project_graph_quads(brain, other["project"])
+    lab_before = brain.store.count(SAMPLE_GRAPH)
+
+    deleted = project.ok("delete_project", project="Membrane tension")
+    assert deleted["deleted"]["project"] == "membrane-tension"
+    assert deleted["deleted"]["findings"] == 1
+    assert not list(brain.store.quads(PROJECT_GRAPH))
+    assert count(brain, "GRAPH <urn:labbrain:system> { ?a lb:activeProject ?p }") == 0
+    listed = project.ok("list_projects")
+    assert [p["project"] for p in listed["projects"]] == ["actin-waves"]
+    assert listed["active"] is None
+    assert _project_graph_quads(brain, "actin-waves") == before_other
+    assert brain.store.count(SAMPLE_GRAPH) == lab_before  # the lab's graph is not touched
+    assert "no project" in project.error("delete_project", project="membrane-tension")

@@ -488,6 +488,12 @@ RECIPES: dict[str, Recipe] = {
     "set_active_project": lambda lab, p: {"project": lab.project},
     "list_projects": lambda lab, p: {},
     "get_project_context": lambda lab, p: {"project": lab.project},
+    # the project create_project made in this pass (listed before these two)
+    "update_project": lambda lab, p: {
+        "project": f"caps-pass-{p}",
+        "description": words(4_900, p + 1),
+    },
+    "delete_project": lambda lab, p: {"project": f"caps-pass-{p}"},
     "record_visit": lambda lab, p: {"uid": lab.hub},
     "log_finding": lambda lab, p: {
         "content": words(9_900, p),
@@ -506,6 +512,9 @@ RECIPES: dict[str, Recipe] = {
     },
     "list_domains": lambda lab, p: {},
     "select_domain": lambda lab, p: {"id": "caps-main"},
+    # the domain create_domain made in this pass (listed before these two)
+    "update_domain": lambda lab, p: {"id": f"caps-pass-{p}", "description": words(1_900, p + 1)},
+    "delete_domain": lambda lab, p: {"id": f"caps-pass-{p}"},
     "store_memory": lambda lab, p: {
         "content": words(19_900, p),
         "path": "/actin/branching",

@@ -109,6 +109,8 @@ HINTS: dict[str, str] = {
     "list_projects": f"sparql_query with LIMIT and OFFSET over the {PROJECT_PREFIX} "
     "graphs pages the projects",
     "get_project_context": "list_findings(project, limit, offset) pages the findings",
+    "update_project": "get_project_context(project) reads the project",
+    "delete_project": "list_projects lists the projects left",
     "record_visit": "get_project_context(project) reads the project",
     "log_finding": "list_findings(project) pages the findings",
     "list_findings": "the first {kept} findings are shown: pass nextOffset as offset for the "
@@ -122,6 +124,8 @@ HINTS: dict[str, str] = {
     "list_domains": f"sparql_query with LIMIT and OFFSET over the {DOMAIN_PREFIX} graphs "
     "pages the domains",
     "select_domain": "list_domains lists the domains",
+    "update_domain": "list_domains lists the domains",
+    "delete_domain": "list_domains lists the domains left",
     "store_memory": "get_memory(id) reads the memory",
     "get_memory": "traverse_memories(id, maxDepth=1, types=[...]) lists its edges by type; "
     "sparql_query for its sioc:content reads the whole text",

@@ -41,9 +41,11 @@ class PropositionSource(BaseModel):
 
 
 class Proposition(PropositionRef):
-    """A proposition with its source."""
+    """A proposition with its sources."""
 
-    source: PropositionSource | None = None
+    sources: list[PropositionSource] = Field(
+        default_factory=list, description="what it rests on, sorted by IRI (none: empty)"
+    )
 
 
 class Endpoint(BaseModel):
@@ -101,7 +103,7 @@ class PropositionPage(BaseModel):
 
     propositions: list[Proposition]
     listed: int = listed_count("propositions")
-    total: int = Field(description="propositions recorded in all")
+    total: int = Field(description="propositions recorded in all (that match, when filtered)")
     nextCursor: str | None = Field(
         description="pass as cursor for the next page; null on the last page"
     )

@@ -195,11 +195,11 @@ class PropositionPaths:
                 _Step(relation.source, False, "proposition", name, ident, why)
             )
         for proposition in stored:
-            if proposition.source is not None and proposition.source_is_node:
+            for node in proposition.node_sources:
                 steps.setdefault(proposition.iri, []).append(
-                    _Step(proposition.source, True, "source", SOURCE_RELATION)
+                    _Step(node, True, "source", SOURCE_RELATION)
                 )
-                steps.setdefault(proposition.source, []).append(
+                steps.setdefault(node, []).append(
                     _Step(proposition.iri, False, "source", SOURCE_RELATION)
                 )
         return steps
@@ -355,8 +355,8 @@ class PropositionPaths:
             return [(subject.node, None)]
         anchors: dict[str, str] = {}
         proposition = subject.proposition
-        if proposition is not None and proposition.source and proposition.source_is_node:
-            anchors[proposition.source] = "this proposition derives from that node"
+        for node in proposition.node_sources if proposition is not None else []:
+            anchors[node] = "this proposition derives from that node"
         for relation in relations:
             if subject.iri not in (relation.source, relation.target):
                 continue

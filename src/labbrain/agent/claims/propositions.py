@@ -21,8 +21,9 @@ from __future__ import annotations
 import base64
 import binascii
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyoxigraph import NamedNode, Quad
 
@@ -42,6 +43,7 @@ from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.discourse.reader import DiscourseReader, node_ref
 from labbrain.errors import InvalidArgument, ItemNotFound, NodeNotFound
+from labbrain.index.analysis import terms
 from labbrain.index.text import IndexedNode, normalise_timestamp, uid_of
 from labbrain.rdf.namespaces import (
     AGENT_PREFIX,
@@ -69,6 +71,8 @@ SYMMETRIC = frozenset({"contradicts"})
 MAX_CONTENT = 2000
 MAX_REASONING = 4000
 MAX_PAGE = 100
+#: Sources one proposition may cite.
+MAX_SOURCES = 20
 
 END_FORMS = (
     f"give a proposition id ({PROPOSITION_PREFIX}..., from add_proposition or "
@@ -88,8 +92,14 @@ class StoredProposition:
     confidence: float
     created: str
     agent: str
-    source: str | None
-    source_is_node: bool
+    #: Every source (IRI, and whether it is a lab node the proposition derives from),
+    #: sorted by IRI.
+    sources: tuple[tuple[str, bool], ...] = ()
+
+    @property
+    def node_sources(self) -> list[str]:
+        """The lab nodes among its sources (the proposition derives from each)."""
+        return [iri for iri, is_node in self.sources if is_node]
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,11 @@ def _time(value: str) -> str:
     """A stored or new ``created`` time in labbrain's one spelling (UTC, milliseconds, ``Z``):
     stores give a dateTime back in their own form (Oxigraph ``.47Z``, Virtuoso ``.470Z``)."""
     return normalise_timestamp(value) or value
+
+
+def _everything(stored: StoredProposition) -> bool:
+    """Every proposition is listed (no filter)."""
+    return True
 
 
 def encode_cursor(sequence: int) -> str:
@@ -189,18 +204,24 @@ class Propositions:
             content=content,
             after=after,
         )
+        sources: dict[str, set[tuple[str, bool]]] = {}
+        first: dict[str, dict[str, Any]] = {}
+        for row in rows:  # one row per source
+            first.setdefault(row["proposition"], row)
+            found = sources.setdefault(row["proposition"], set())
+            if row["source"] is not None:
+                found.add((row["source"], bool(row["sourceIsNode"])))
         return [
             StoredProposition(
-                iri=row["proposition"],
+                iri=iri,
                 sequence=row["sequence"],
                 content=row["content"],
                 confidence=row["confidence"],
                 created=_time(row["created"]),
                 agent=row["agent"].removeprefix(AGENT_PREFIX),
-                source=row["source"],
-                source_is_node=bool(row["sourceIsNode"]),
+                sources=tuple(sorted(sources[iri])),
             )
-            for row in rows
+            for iri, row in first.items()
         ]
 
     def relations(self, node: str | None = None) -> list[StoredRelation]:
@@ -271,11 +292,11 @@ class Propositions:
         )
 
     def model(self, stored: StoredProposition) -> Proposition:
-        """A stored proposition with its source (a lab source with its attribution)."""
-        source = None
-        if stored.source is not None:
-            source = describe_source(stored.source, stored.source_is_node, self.brain.index)
-        return Proposition(**self.ref(stored).model_dump(), source=source)
+        """A stored proposition with its sources (a lab source with its attribution)."""
+        sources = [
+            describe_source(iri, is_node, self.brain.index) for iri, is_node in stored.sources
+        ]
+        return Proposition(**self.ref(stored).model_dump(), sources=sources)
 
     @staticmethod
     def endpoint(end: End) -> Endpoint:
@@ -335,9 +356,15 @@ class Propositions:
         confidence: float,
         source: str | None = None,
         *,
+        sources: Sequence[str] = (),
         key: str | None = None,
     ) -> AddPropositionResult:
-        """Record a proposition (at most once per idempotency ``key``)."""
+        """Record a proposition (at most once per idempotency ``key``) with its sources:
+        ``source`` and every one of ``sources`` (each a DOI, a URL or a lab node uid; the
+        same source given twice is kept once; at most :data:`MAX_SOURCES`)."""
+        given = [value for value in [source, *sources] if value is not None and value.strip()]
+        if len(given) > MAX_SOURCES:
+            raise InvalidArgument("sources", f"{len(given)} sources; at most {MAX_SOURCES}")
         cleaned = _text_argument(content, "content", MAX_CONTENT)
         if cleaned is None:
             raise InvalidArgument("content", "must not be empty")
@@ -348,7 +375,8 @@ class Propositions:
 
         def plan() -> WritePlan[AddPropositionResult]:
             # resolved here, so that a replayed key answers even if the source node is gone
-            normalised = normalise_source(source, self.reader)
+            found = [normalise_source(value, self.reader) for value in given]
+            normalised = list({n.iri: n for n in found if n is not None}.values())
             moment = now()
             _, last = self.totals()
             twins = self.stored(content=cleaned)
@@ -361,12 +389,10 @@ class Propositions:
                 Quad(subject, NamedNode(LB + "sequence"), integer(last + 1), graph),
             ]
             derived: list[NamedNode] = []
-            if normalised is not None:
-                quads.append(
-                    Quad(subject, NamedNode(DCT + "source"), NamedNode(normalised.iri), graph)
-                )
-                if normalised.node is not None:
-                    derived.append(NamedNode(normalised.iri))
+            for one in normalised:
+                quads.append(Quad(subject, NamedNode(DCT + "source"), NamedNode(one.iri), graph))
+                if one.node is not None:
+                    derived.append(NamedNode(one.iri))
             quads += self.writer.provenance(subject, graph, derived_from=derived, at=moment)
             stored = StoredProposition(
                 iri=subject.value,
@@ -375,8 +401,7 @@ class Propositions:
                 confidence=float(confidence),
                 created=_time(moment.isoformat()),
                 agent=self.writer.agent.value.removeprefix(AGENT_PREFIX),
-                source=normalised.iri if normalised else None,
-                source_is_node=normalised is not None and normalised.node is not None,
+                sources=tuple(sorted((n.iri, n.node is not None) for n in normalised)),
             )
             note = None
             if twins:
@@ -393,7 +418,12 @@ class Propositions:
             )
             return WritePlan(result=result, add=quads)
 
-        arguments = {"content": content, "confidence": confidence, "source": source}
+        arguments = {
+            "content": content,
+            "confidence": confidence,
+            "source": source,
+            "sources": list(sources),
+        }
         return self.writer.write(
             "add_proposition", plan, key=key, arguments=arguments, model=AddPropositionResult
         )
@@ -412,19 +442,38 @@ class Propositions:
             incoming=[m for r, m in zip(relations, models, strict=True) if r.target == stored.iri],
         )
 
-    def page(self, limit: int = 20, cursor: str | None = None) -> PropositionPage:
+    def page(
+        self,
+        limit: int = 20,
+        cursor: str | None = None,
+        *,
+        query: str | None = None,
+        source: str | None = None,
+        min_confidence: float | None = None,
+    ) -> PropositionPage:
         """One page of propositions in the order they were recorded; the cursor continues
-        after the last one shown, whatever was recorded since."""
+        after the last one shown, whatever was recorded since. Filters: ``query`` (every word
+        in the content, as the search index reads words: "networks" finds "network"),
+        ``source`` (a DOI, URL or lab node uid the proposition cites), ``min_confidence``;
+        ``total`` counts those that match."""
         if not 1 <= limit <= MAX_PAGE:
             raise InvalidArgument("limit", f"{limit} is outside 1..{MAX_PAGE}")
+        if min_confidence is not None and not 0 <= min_confidence <= 1:
+            raise InvalidArgument("minConfidence", f"{min_confidence} is outside 0..1")
         after = decode_cursor(cursor) if cursor else None
-        rows = self.stored(after=after)
+        keep = self._filter(query, source, min_confidence)
+        rows = [p for p in self.stored(after=after) if keep(p)]
         page = rows[:limit]
-        total, _ = self.totals()
+        filtered = keep is not _everything
+        total = len([p for p in self.stored() if keep(p)]) if filtered else self.totals()[0]
         more = len(rows) > limit
         note = None
         if not total:
-            note = "no propositions yet; add_proposition records one"
+            note = (
+                "no proposition matches; list_propositions without filters lists them all"
+                if filtered
+                else "no propositions yet; add_proposition records one"
+            )
         elif more:
             note = f"{len(rows) - limit} more; pass nextCursor as cursor for the next page"
         return PropositionPage(
@@ -434,6 +483,24 @@ class Propositions:
             nextCursor=encode_cursor(page[-1].sequence) if more else None,
             note=note,
         )
+
+    def _filter(
+        self, query: str | None, source: str | None, min_confidence: float | None
+    ) -> Callable[[StoredProposition], bool]:
+        """The test a stored proposition passes to be listed (:meth:`page`'s filters)."""
+        words = set(terms(query)) if query and query.strip() else set()
+        cited = normalise_source(source, self.reader) if source and source.strip() else None
+        if not words and cited is None and min_confidence is None:
+            return _everything
+
+        def keep(stored: StoredProposition) -> bool:
+            if min_confidence is not None and stored.confidence < min_confidence:
+                return False
+            if cited is not None and cited.iri not in {iri for iri, _ in stored.sources}:
+                return False
+            return words <= set(terms(stored.content))
+
+        return keep
 
     def connect(
         self,

@@ -13,10 +13,17 @@ from typing import Any
 
 from pyoxigraph import NamedNode, Quad
 
-from labbrain.agent.memory.models import DomainInfo, DomainListResult, DomainResult
+from labbrain.agent.memory.models import (
+    DeletedDomain,
+    DomainInfo,
+    DomainListResult,
+    DomainResult,
+)
 from labbrain.agent.memory.records import (
     ACTIVE_DOMAIN,
+    DESCRIPTION,
     DOMAIN_ID_RE,
+    LABEL,
     MAX_DESCRIPTION,
     MAX_SHORT,
     accessed,
@@ -26,13 +33,14 @@ from labbrain.agent.memory.records import (
     domain_quads,
     is_domain,
     iso,
+    load_domain,
 )
 from labbrain.agent.writer import AgentWriter, WritePlan
 from labbrain.core import LabBrain
 from labbrain.errors import InvalidArgument, ItemNotFound, NoDomainSelected
 from labbrain.index.text import normalise_timestamp
 from labbrain.rdf.namespaces import DOMAIN_PREFIX, SYSTEM_GRAPH
-from labbrain.rdf.terms import now
+from labbrain.rdf.terms import now, text
 from labbrain.store import templates
 
 
@@ -164,6 +172,86 @@ class Domains:
 
         return self.writer.write(
             "select_domain", plan, key=key, arguments={"id": ident}, model=DomainResult
+        )
+
+    def update_domain(
+        self,
+        ident: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        key: str | None = None,
+    ) -> DomainResult:
+        """Give a domain a new display name and/or description (its id, which names its
+        graph, stays); records the access. Raises InvalidArgument when neither is given."""
+        if name is None and description is None:
+            raise InvalidArgument("name", "give a new name, a new description, or both")
+        label = check_text("name", name, MAX_SHORT) if name is not None else None
+        about = (
+            check_text("description", description, MAX_DESCRIPTION, required=False)
+            if description is not None
+            else None
+        )
+        arguments = {"id": ident, "name": name, "description": description}
+
+        def plan() -> WritePlan[DomainResult]:
+            graph = self.graph(ident)
+            node = NamedNode(graph)
+            remove: list[Quad] = []
+            add: list[Quad] = []
+            for predicate, value in ((LABEL, label), (DESCRIPTION, about)):
+                if value is None:
+                    continue
+                remove += self.brain.store.quads(graph, node, predicate)
+                if value:
+                    add.append(Quad(node, predicate, text(value), node))
+            at = now()
+            touched_remove, touched_add = accessed(self.brain.store, [graph], at)
+            changes: dict[str, Any] = {"lastAccessed": iso(at)}
+            if label is not None:
+                changes["name"] = label
+            if about is not None:
+                changes["description"] = about
+            info = self.info(graph, **changes)
+            result = DomainResult(domain=info, availableActions=["list_domains"])
+            return WritePlan(result, add + touched_add, remove + touched_remove)
+
+        return self.writer.write(
+            "update_domain", plan, key=key, arguments=arguments, model=DomainResult
+        )
+
+    def delete_domain(self, ident: str, *, key: str | None = None) -> DeletedDomain:
+        """Delete a domain with its memories and edges, the cross-domain references other
+        domains hold to its memories, and every agent's selection of it; one transaction.
+        Raises ItemNotFound for an unknown domain."""
+
+        def plan() -> WritePlan[DeletedDomain]:
+            graph = self.graph(ident)
+            store = self.brain.store
+            info = self.info(graph)
+            remove = list(store.quads(graph))
+            elsewhere = 0
+            for memory in load_domain(store, graph).memories:
+                for row in templates.run(store, "memory_references", node=memory):
+                    if row["graph"] != graph:
+                        remove += store.quads(row["graph"], NamedNode(row["link"]))
+                        elsewhere += 1
+            remove += [
+                quad
+                for quad in store.quads(SYSTEM_GRAPH, None, ACTIVE_DOMAIN)
+                if quad.object == NamedNode(graph)
+            ]
+            if self._local_active == graph:
+                self._local_active = None
+            result = DeletedDomain(
+                deleted=info,
+                crossReferencesRemoved=elsewhere,
+                availableActions=["list_domains", "select_domain", "create_domain"],
+            )
+            return WritePlan(result, [], list(dict.fromkeys(remove)))
+
+        return self.writer.write(
+            "delete_domain", plan, key=key, arguments={"id": ident}, model=DeletedDomain
         )
 
     def _selection(self, graph: str, add: list[Quad]) -> list[Quad]:

@@ -46,6 +46,16 @@ class DomainResult(BaseModel):
     availableActions: list[str] = Field(description="tools that make sense next")
 
 
+class DeletedDomain(BaseModel):
+    """A memory domain just deleted with everything it held."""
+
+    deleted: DomainInfo
+    crossReferencesRemoved: int = Field(
+        description="cross-domain references from other domains into it, removed with it"
+    )
+    availableActions: list[str] = Field(description="tools that make sense next")
+
+
 class DomainListResult(BaseModel):
     """Every memory domain, most recently accessed first."""
 

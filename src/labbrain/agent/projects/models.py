@@ -48,6 +48,23 @@ class ProjectResult(BaseModel):
     availableActions: list[str]
 
 
+class UpdatedProject(BaseModel):
+    """A project just renamed or described anew."""
+
+    project: ProjectSummary
+    renamedFrom: str | None = Field(
+        description="the slug it had before, when the new name gave it a new slug"
+    )
+    availableActions: list[str]
+
+
+class DeletedProject(BaseModel):
+    """A project just deleted with everything it held."""
+
+    deleted: ProjectSummary
+    availableActions: list[str]
+
+
 class ActiveProjectResult(BaseModel):
     """Which project is active now (None: no project, visits are not recorded)."""
 

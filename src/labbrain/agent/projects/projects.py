@@ -39,11 +39,13 @@ from pyoxigraph import Literal, NamedNode, Quad
 
 from labbrain.agent.projects.models import (
     ActiveProjectResult,
+    DeletedProject,
     Finding,
     ProjectContext,
     ProjectList,
     ProjectResult,
     ProjectSummary,
+    UpdatedProject,
     Visit,
     VisitResult,
 )
@@ -368,6 +370,110 @@ class Projects:
             "set_active_project", plan, key=key, arguments=arguments, model=ActiveProjectResult
         )
 
+    def update_project(
+        self,
+        project: str | None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        key: str | None = None,
+    ) -> UpdatedProject:
+        """Give a project a new name and/or description. A name with another slug moves the
+        project, with everything it holds, to the graph of the new slug, and every agent whose
+        active project it was follows it; one transaction. Raises InvalidArgument when
+        neither is given or the new slug is taken."""
+        if name is None and description is None:
+            raise InvalidArgument("name", "give a new name, a new description, or both")
+        new_name = required(name, "name", MAX_NAME) if name is not None else None
+        if new_name is not None and not _HAS_WORD.search(new_name):
+            raise InvalidArgument("name", "must contain an ASCII letter or digit (for its slug)")
+        new_description = (
+            bounded(description, "description", MAX_DESCRIPTION)
+            if description is not None
+            else None
+        )
+        arguments = {"project": project, "name": name, "description": description}
+
+        def plan() -> WritePlan[UpdatedProject]:
+            slug = self.resolve(project)
+            data = self.read(slug)
+            target = slugify(new_name) if new_name is not None else slug
+            if target != slug and self.exists(target):
+                raise InvalidArgument(
+                    "name", f"a project {target!r} exists already; choose another name"
+                )
+            old, new = NamedNode(project_graph(slug)), NamedNode(project_graph(target))
+            remove = list(self.store.quads(old.value))
+            add = []
+            for quad in remove:
+                if quad.subject == old and new_name is not None and quad.predicate == TITLE:
+                    continue
+                if (
+                    quad.subject == old
+                    and new_description is not None
+                    and quad.predicate == DESCRIPTION
+                ):
+                    continue
+                add.append(_moved(quad, old, new))
+            if new_name is not None:
+                add.append(Quad(new, TITLE, text(new_name), new))
+            if new_description is not None:
+                add.append(Quad(new, DESCRIPTION, text(new_description), new))
+            for pointer in self._pointers_to(old):  # every agent's active project follows it
+                remove.append(pointer)
+                add.append(Quad(pointer.subject, pointer.predicate, new, pointer.graph_name))
+            summary = self.summary(data, self.active_slug()).model_copy(
+                update={
+                    "project": target,
+                    "graph": new.value,
+                    "name": new_name if new_name is not None else data.name,
+                    "description": (
+                        new_description if new_description is not None else data.description
+                    ),
+                }
+            )
+            result = UpdatedProject(
+                project=summary,
+                renamedFrom=slug if target != slug else None,
+                availableActions=["get_project_context", "list_projects"],
+            )
+            return WritePlan(result, add, remove)
+
+        return self.writer.write(
+            "update_project", plan, key=key, arguments=arguments, model=UpdatedProject
+        )
+
+    def delete_project(self, project: str, *, key: str | None = None) -> DeletedProject:
+        """Delete the project named (by name or slug, never implied) with all its visits and
+        findings, and deactivate it for every agent that had it active; one transaction.
+        Raises ItemNotFound for an unknown project."""
+        if not project or not project.strip():
+            raise InvalidArgument(
+                "project", "name the project to delete (list_projects lists them)"
+            )
+        arguments = {"project": project}
+
+        def plan() -> WritePlan[DeletedProject]:
+            slug = self.resolve(project)
+            data = self.read(slug)
+            graph = NamedNode(project_graph(slug))
+            remove = list(self.store.quads(graph.value)) + self._pointers_to(graph)
+            result = DeletedProject(
+                deleted=self.summary(data, self.active_slug()),
+                availableActions=["list_projects", "create_project"],
+            )
+            return WritePlan(result, [], remove)
+
+        return self.writer.write(
+            "delete_project", plan, key=key, arguments=arguments, model=DeletedProject
+        )
+
+    def _pointers_to(self, project: NamedNode) -> list[Quad]:
+        """Every agent's ``lb:activeProject`` quad naming ``project``."""
+        return [
+            quad for quad in self.store.quads(SYSTEM_GRAPH, None, ACTIVE) if quad.object == project
+        ]
+
     def _activation(self, project: NamedNode | None) -> tuple[list[Quad], list[Quad]]:
         """Quads to remove and add so that ``project`` (or none) is the active project."""
         remove = list(self.store.quads(SYSTEM_GRAPH, self.writer.agent, ACTIVE))
@@ -485,6 +591,13 @@ class Projects:
 
 
 # ---------------------------------------------------------------------- validation
+def _moved(quad: Quad, old: NamedNode, new: NamedNode) -> Quad:
+    """``quad`` in graph ``new``, with the term ``old`` (the project's IRI) made ``new``."""
+    subject = new if quad.subject == old else quad.subject
+    value = new if quad.object == old else quad.object
+    return Quad(subject, quad.predicate, value, new)
+
+
 def required(value: str, name: str, limit: int) -> str:
     """``value`` stripped; InvalidArgument naming ``name`` when empty or over ``limit``."""
     clean = value.strip()

@@ -42,13 +42,20 @@ def add_proposition(
         str | None,
         Field(description="a DOI, an http(s) URL or a lab node uid"),
     ] = None,
+    sources: Annotated[
+        list[str] | None,
+        Field(description="more sources, each a DOI, URL or lab node uid", max_length=20),
+    ] = None,
     idempotencyKey: IdempotencyKey = None,
 ) -> AddPropositionResult:
-    """Record an atomic claim (a proposition) to keep, relate and check later. A source
-    DOI in any spelling is stored as https://doi.org/<doi>.
+    """Record an atomic claim (a proposition) to keep, relate and check later, with the
+    sources it rests on (source and/or sources). A DOI in any spelling is stored as
+    https://doi.org/<doi>.
 
     Next: connect_propositions (to propositions or lab evidence), find_contradictions."""
-    return context.propositions.add(content, confidence, source, key=idempotencyKey)
+    return context.propositions.add(
+        content, confidence, source, sources=sources or (), key=idempotencyKey
+    )
 
 
 def get_proposition(context: ToolContext, id: PropositionId) -> PropositionDetail:
@@ -63,12 +70,24 @@ def list_propositions(
     context: ToolContext,
     limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 20,
     cursor: Annotated[str | None, Field(description="nextCursor of the previous page")] = None,
+    query: Annotated[
+        str | None, Field(description="only those whose content holds every word")
+    ] = None,
+    source: Annotated[
+        str | None, Field(description="only those citing this DOI, URL or lab node uid")
+    ] = None,
+    minConfidence: Annotated[
+        float | None, Field(ge=0, le=1, description="only those at least this sure")
+    ] = None,
 ) -> PropositionPage:
     """List the recorded propositions in recording order, a page at a time, attributed,
-    with the total. A cursor stays exact while new ones are recorded.
+    with the total, optionally only those matching words, citing a source or at least
+    as confident. A cursor stays exact while new ones are recorded.
 
     Next: get_proposition for its relations."""
-    return context.propositions.page(limit, cursor)
+    return context.propositions.page(
+        limit, cursor, query=query, source=source, min_confidence=minConfidence
+    )
 
 
 def connect_propositions(

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import Field
 
 from labbrain.agent.memory.models import (
+    DeletedDomain,
     DeleteMemoryResult,
     DomainListResult,
     DomainResult,
@@ -54,6 +55,34 @@ def create_domain(
     return context.memories.domains.create_domain(
         id, name, description, select=select, key=idempotencyKey
     )
+
+
+def update_domain(
+    context: ToolContext,
+    id: Annotated[str, Field(description="the domain's id (list_domains)")],
+    name: Annotated[str | None, Field(description="the new display name")] = None,
+    description: Annotated[str | None, Field(description="the new description")] = None,
+    idempotencyKey: IdempotencyKey = None,
+) -> DomainResult:
+    """Rename a memory domain and/or change its description; its id, which names its
+    graph and which the other memory tools take, stays the same. Records an access.
+
+    Next: list_domains."""
+    return context.memories.domains.update_domain(
+        id, name=name, description=description, key=idempotencyKey
+    )
+
+
+def delete_domain(
+    context: ToolContext,
+    id: Annotated[str, Field(description="the domain's id (list_domains)")],
+    idempotencyKey: IdempotencyKey = None,
+) -> DeletedDomain:
+    """Delete a memory domain with all its memories and edges, for good, and the
+    cross-domain references other domains hold to it; it is no longer selected anywhere.
+
+    Next: list_domains, select_domain."""
+    return context.memories.domains.delete_domain(id, key=idempotencyKey)
 
 
 def list_domains(context: ToolContext) -> DomainListResult:
@@ -246,6 +275,8 @@ TOOLS = (
     ToolSpec(create_domain, "Create memory domain", WRITE),
     ToolSpec(list_domains, "List memory domains"),
     ToolSpec(select_domain, "Select memory domain", WRITE),
+    ToolSpec(update_domain, "Update memory domain", WRITE),
+    ToolSpec(delete_domain, "Delete memory domain", DESTRUCTIVE),
     ToolSpec(store_memory, "Store memory", WRITE),
     ToolSpec(get_memory, "Get memory"),
     ToolSpec(update_memory, "Update memory", DESTRUCTIVE),

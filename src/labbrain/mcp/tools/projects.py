@@ -18,6 +18,7 @@ from labbrain.agent.projects import suggest
 from labbrain.agent.projects.models import (
     ActiveProjectResult,
     DeletedFinding,
+    DeletedProject,
     FindingList,
     FindingResult,
     NextSteps,
@@ -25,6 +26,7 @@ from labbrain.agent.projects.models import (
     ProjectList,
     ProjectResult,
     RelatedPages,
+    UpdatedProject,
     VisitResult,
 )
 from labbrain.mcp.common import DESTRUCTIVE, READ_ONLY, WRITE, IdempotencyKey, ToolContext, ToolSpec
@@ -167,6 +169,35 @@ def get_related_pages(
     return context.related.find(uid, project, dataset, limit)
 
 
+def update_project(
+    context: ToolContext,
+    project: Project = None,
+    name: Annotated[str | None, Field(description="the new name (its slug follows)")] = None,
+    description: Annotated[str | None, Field(description="the new description")] = None,
+    idempotencyKey: IdempotencyKey = None,
+) -> UpdatedProject:
+    """Rename a project and/or change its description, keeping everything it holds. A new
+    name gives it a new slug (and graph); it stays active where it was.
+
+    Next: get_project_context."""
+    return context.projects.update_project(
+        project, name=name, description=description, key=idempotencyKey
+    )
+
+
+def delete_project(
+    context: ToolContext,
+    project: Annotated[str, Field(description="project name or slug (never implied)")],
+    idempotencyKey: IdempotencyKey = None,
+) -> DeletedProject:
+    """Delete a research project with all its visits and findings, for good, in one step;
+    it is no longer active for any agent. The lab's graph and other projects are not
+    touched.
+
+    Next: list_projects."""
+    return context.projects.delete_project(project, key=idempotencyKey)
+
+
 #: The small way to keep notes: the default toolset ``notes``.
 NOTES = (
     ToolSpec(log_finding, "Log finding", WRITE),
@@ -178,6 +209,8 @@ TOOLS = (
     ToolSpec(set_active_project, "Set active project", WRITE),
     ToolSpec(list_projects, "List projects", READ_ONLY),
     ToolSpec(get_project_context, "Get project context", READ_ONLY),
+    ToolSpec(update_project, "Update project", WRITE),
+    ToolSpec(delete_project, "Delete project", DESTRUCTIVE),
     ToolSpec(record_visit, "Record visit", WRITE),
     *NOTES,
     ToolSpec(delete_finding, "Delete finding", DESTRUCTIVE),
