@@ -506,8 +506,8 @@ def stats(ctx: Context, graph: str | None, full: bool, as_json: bool) -> None:
             ("Creators", result.creators),
         ]
         for number, (title, rows) in enumerate(tables):
-            if number and not out.is_terminal:
-                out.print()
+            if number:
+                _plain_gap()
             _print_table(title, rows)
 
 
@@ -590,35 +590,34 @@ def _count_cell(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else _cell(value)
 
 
-def _rows_table(title: str, rows: list[dict[str, Any]]) -> Table:
-    columns = list(rows[0]) if rows else ["(none)"]
-    table = _table(*columns, title=title, title_justify="left")
-    for row in rows:
-        table.add_row(*(f"{v:,}" if isinstance(v, int) else _cell(v) for v in row.values()))
-    return table
+def _plain_gap() -> None:
+    """A blank line between two parts of plain output (drawn tables have their borders)."""
+    if not out.is_terminal:
+        out.print()
 
 
 @main.command()
 @pass_ctx
 def graphs(ctx: Context) -> None:
-    """List the named graphs with their triple counts."""
+    """List the named graphs with their triple counts (plain text in a pipe, as `stats`)."""
     with opened(ctx, read_only=True) as brain:
-        out.print(_rows_table("Graphs", brain.graphs()))
+        _print_table("Graphs", brain.graphs())
 
 
 @main.command()
 @pass_ctx
 def info(ctx: Context) -> None:
-    """Effective settings, store location and versions."""
+    """Effective settings, store location and versions (plain text in a pipe, as `stats`)."""
     settings = ctx.settings()
     out.print(f"endpoint: {settings.endpoint}" if settings.endpoint else f"store: {settings.store}")
-    table = _table(
-        "setting (env)", "value", "meaning", title="Effective settings", title_justify="left"
-    )
-    for name, value, doc in settings.describe():
-        table.add_row(name, _cell(value), doc)
-    out.print(table)
-    out.print(_toolsets_table(settings))
+    described = [
+        {"setting (env)": name, "value": _cell(value), "meaning": doc}
+        for name, value, doc in settings.describe()
+    ]
+    _print_table("Effective settings", described)
+    _plain_gap()
+    _print_table("MCP toolsets (--toolsets)", _toolset_rows(settings))
+    _plain_gap()
     out.print(", ".join(f"{name} {version}" for name, version in versions().items()))
     local = not settings.endpoint
     if local and (settings.in_memory or not (Path(settings.store) / "oxigraph").is_dir()):
@@ -629,11 +628,12 @@ def info(ctx: Context) -> None:
             {k: row[k] for k in ("slug", "nodes", "quads", "loadedAt", "sourceFile")}
             for row in brain.datasets()
         ]
-        out.print(_rows_table("Datasets", datasets))
+        _plain_gap()
+        _print_table("Datasets", datasets)
         out.print(f"text index: {brain.index.count():,} nodes")
 
 
-def _toolsets_table(settings: Settings) -> Table:
+def _toolset_rows(settings: Settings) -> list[dict[str, str]]:
     """The MCP toolsets with their tools, those `labbrain mcp` offers with these settings
     marked (an unknown name in the settings marks none: `labbrain mcp` says what is wrong)."""
     from labbrain.mcp.tools import DEFAULT_TOOLSETS, TOOLSETS, resolve_toolsets
@@ -642,13 +642,14 @@ def _toolsets_table(settings: Settings) -> Table:
         chosen = set(resolve_toolsets(settings.toolsets))
     except LabbrainError:  # not a failure of `info`, which shows the settings as they are
         chosen = set()
-    table = _table(
-        "toolset", "offered", "tools", title="MCP toolsets (--toolsets)", title_justify="left"
-    )
-    for name, specs in TOOLSETS.items():
-        label = f"{name} (default)" if name in DEFAULT_TOOLSETS else name
-        table.add_row(label, "yes" if name in chosen else "", ", ".join(s.name for s in specs))
-    return table
+    return [
+        {
+            "toolset": f"{name} (default)" if name in DEFAULT_TOOLSETS else name,
+            "offered": "yes" if name in chosen else "",
+            "tools": ", ".join(s.name for s in specs),
+        }
+        for name, specs in TOOLSETS.items()
+    ]
 
 
 @main.command()

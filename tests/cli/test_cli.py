@@ -129,6 +129,24 @@ def table_rows(text: str) -> list[list[str]]:
     ]
 
 
+def plain_rows(text: str) -> list[list[str]]:
+    """The body rows of the plain tables in ``text`` (what ``graphs``, ``info`` and ``stats``
+    print in a pipe: a title, a header, then a line a row with its cells two or more spaces
+    apart), as lists of cells; an empty cell is left out."""
+    rows: list[list[str]] = []
+    lines = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()]
+    body = False
+    for number, cells in enumerate(lines):
+        header = number > 0 and len(lines[number - 1]) == 1 and len(cells) > 1
+        if header:
+            body = True
+        elif len(cells) < 2:
+            body = False
+        elif body:
+            rows.append(cells)
+    return rows
+
+
 def load_json(store: Path | str, *paths: Path | str) -> list[dict[str, Any]]:
     """``labbrain load --json PATHS`` -> the list of load reports."""
     reports: list[dict[str, Any]] = json.loads(
@@ -161,7 +179,7 @@ def snapshot(store: Path | str) -> tuple[list[list[str]], list[dict[str, Any]], 
     ledger (which records the failed load's task) and the change history (which a failed load
     must not grow either, but a successful one before it did)."""
     return (
-        [row for row in table_rows(ok(invoke(store, "graphs"))) if row[0] != TASKS_GRAPH],
+        [row for row in plain_rows(ok(invoke(store, "graphs"))) if row[0] != TASKS_GRAPH],
         data_sizes(store),
         query_json(store, LOAD_RECORDS),
         query_json(store, TRIPLES_BY_GRAPH),
@@ -263,7 +281,7 @@ def test_load_several_files_at_once(store_target: Target) -> None:
     reports = load_json(store_target, SAMPLE, SAMPLE_DCT)
     assert [r["graph"] for r in reports] == [SAMPLE_GRAPH, "urn:labbrain:dataset:dct-sample"]
     assert [r["nodes"] for r in reports] == [150, 8]
-    graphs = [row[0] for row in table_rows(ok(invoke(store_target, "graphs")))]
+    graphs = [row[0] for row in plain_rows(ok(invoke(store_target, "graphs")))]
     assert SAMPLE_GRAPH in graphs
     assert "urn:labbrain:dataset:dct-sample" in graphs
 
@@ -803,7 +821,7 @@ def test_stats_for_one_graph(loaded: Target) -> None:
 
 
 def test_graphs_lists_graphs_with_triple_counts(loaded: Target) -> None:
-    rows = table_rows(ok(invoke(loaded, "graphs")))
+    rows = plain_rows(ok(invoke(loaded, "graphs")))
     names = [row[0] for row in rows]
     assert names == [
         CHANGES_GRAPH,
@@ -819,7 +837,7 @@ def test_graphs_lists_graphs_with_triple_counts(loaded: Target) -> None:
 def test_info_before_any_store_exists(store_dir: Path) -> None:
     out = ok(invoke(store_dir, "info", env={"LABBRAIN_MAX_ROWS": "7"}))
     assert out.splitlines()[0] == f"store: {store_dir}"
-    settings = {row[0]: row[1] for row in table_rows(out) if row[0]}
+    settings = {row[0]: row[1] for row in plain_rows(out)}
     assert settings["LABBRAIN_STORE"] == str(store_dir)
     assert settings["LABBRAIN_MAX_ROWS"] == "7"
     assert settings["LABBRAIN_JSONLD_ENGINE"] == "native"
@@ -832,7 +850,7 @@ def test_info_of_a_loaded_store(loaded: Target) -> None:
     out = ok(invoke(loaded, "info"))
     assert out.splitlines()[0] == location_line(loaded)
     assert "Datasets" in [line.strip() for line in out.splitlines()]
-    datasets = [row for row in table_rows(out) if row[0] == "akamatsulab-sample"]
+    datasets = [row for row in plain_rows(out) if row[0] == "akamatsulab-sample"]
     assert len(datasets) == 1
     assert str(SAMPLE) in datasets[0]
     assert "150" in datasets[0]
@@ -848,7 +866,7 @@ def test_info_of_a_memory_store() -> None:
 def test_drop_removes_the_graph_and_its_index_entries(loaded: Target) -> None:
     ok(invoke(loaded, "load", str(SAMPLE_DCT)))
     assert ok(invoke(loaded, "drop", "akamatsulab-sample")).strip() == "dropped akamatsulab-sample"
-    names = [row[0] for row in table_rows(ok(invoke(loaded, "graphs")))]
+    names = [row[0] for row in plain_rows(ok(invoke(loaded, "graphs")))]
     assert SAMPLE_GRAPH not in names
     assert "urn:labbrain:dataset:dct-sample" in names
     assert [r["graph"] for r in query_json(loaded, LOAD_RECORDS)] == [
@@ -965,7 +983,7 @@ def test_read_only_commands_work_while_a_writer_holds_the_store(
     assert len(nquads.splitlines()) == writer.store.count(SAMPLE_GRAPH)
     for args in (["load", str(SAMPLE_DCT)], ["drop", "akamatsulab-sample"], ["reindex"]):
         one_line_error(invoke(loaded, *args), 3, str(loaded), "locked")
-    assert [row[0] for row in table_rows(ok(invoke(loaded, "graphs")))] == [
+    assert [row[0] for row in plain_rows(ok(invoke(loaded, "graphs")))] == [
         CHANGES_GRAPH,
         SAMPLE_GRAPH,
         "urn:labbrain:ontology",

@@ -1,4 +1,4 @@
-"""What ``labbrain load`` and ``labbrain stats`` print, in a pipe and on a terminal.
+"""What ``labbrain load``, ``stats``, ``graphs`` and ``info`` print, in a pipe and on a terminal.
 
 In a pipe (CliRunner's output is no terminal) the tables are plain text, every value whole
 whatever the width the console guesses; on a terminal they are drawn, and a long value folds
@@ -22,6 +22,8 @@ from rich.console import Console
 from conftest import DATA
 from labbrain import cli
 from labbrain.cli import main
+from labbrain.mcp.tools import TOOLSETS
+from labbrain.settings import Settings
 
 #: The README's quickstart: `labbrain load data/*.jsonld data/obsidian-sample`.
 QUICKSTART = [*sorted(DATA.glob("*.jsonld")), DATA / "obsidian-sample"]
@@ -170,3 +172,63 @@ def test_on_a_terminal_the_tables_are_drawn_and_long_values_fold(
         assert row["graph"] in joined
     summary = run(quickstart, "stats")
     assert BOX.search(summary) and "…" not in summary
+    for command in ("graphs", "info"):
+        drawn = run(quickstart, command)
+        assert BOX.search(drawn) and "…" not in drawn, command
+
+
+def sections(out: str) -> dict[str, list[list[str]]]:
+    """The plain tables of ``out`` by title (a title is a line of one cell followed by a
+    header line), each a list of rows of cells, its header first, up to a blank line or a
+    line of one cell; other lines are left out."""
+    lines = out.splitlines()
+    found: dict[str, list[list[str]]] = {}
+    title = None
+    for number, line in enumerate(lines):
+        cells = columns(line)
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        if line and not line.startswith(" ") and len(cells) == 1 and len(columns(following)) > 1:
+            title = line
+            found[title] = []
+        elif len(cells) < 2:
+            title = None
+        elif title is not None:
+            found[title].append(cells)
+    return found
+
+
+def test_graphs_in_a_pipe_is_plain_text_with_every_graph_whole(
+    quickstart: Path, narrow: None
+) -> None:
+    out = run(quickstart, "graphs")
+    assert not BOX.search(out) and "…" not in out
+    expected = [[row["graph"], f"{row['triples']:,}"] for row in as_json(quickstart)["graphs"]]
+    assert sections(out) == {"Graphs": [["graph", "triples"], *expected]}
+
+
+def test_info_in_a_pipe_is_plain_text_with_every_value_whole(
+    quickstart: Path, narrow: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LABBRAIN_JSONLD_CONTEXTS", '{"https://example.org/a/long/context": "x"}')
+    out = run(quickstart, "info")
+    assert not BOX.search(out) and "…" not in out
+    tables = sections(out)
+    assert list(tables) == ["Effective settings", "MCP toolsets (--toolsets)", "Datasets"]
+    settings = tables["Effective settings"]
+    assert settings[0] == ["setting (env)", "value", "meaning"]
+    described = Settings(store=str(quickstart)).describe()
+    assert [row[0] for row in settings[1:]] == [name for name, _, _ in described]
+    for row, (name, value, doc) in zip(settings[1:], described, strict=True):
+        shown = "" if value is None else str(value)
+        assert row == ([name, shown, doc] if shown else [name, doc])
+    contexts = next(row for row in settings if row[0] == "LABBRAIN_JSONLD_CONTEXTS")
+    assert "https://example.org/a/long/context" in contexts[1]
+    toolsets = {
+        row[0].removesuffix(" (default)"): row[-1]
+        for row in tables["MCP toolsets (--toolsets)"][1:]
+    }
+    assert toolsets == {name: ", ".join(s.name for s in specs) for name, specs in TOOLSETS.items()}
+    datasets = tables["Datasets"]
+    assert datasets[0] == ["slug", "nodes", "quads", "loadedAt", "sourceFile"]
+    slugs = {row[0]: row[1] for row in datasets[1:]}
+    assert slugs == {slug: str(nodes) for slug, (nodes, _) in DATASETS.items()}

@@ -629,7 +629,10 @@ def test_info_masks_the_secrets(
     secrets_set = [name for name in env if name != "LABBRAIN_ENDPOINT_USER"]
     assert result.stdout.count("**********") == len(secrets_set)
     if "LABBRAIN_ENDPOINT_USER" in env:
-        assert any("│ lab " in line for line in result.stdout.splitlines())
+        assert any(
+            line.split()[:2] == ["LABBRAIN_ENDPOINT_USER", "lab"]
+            for line in result.stdout.splitlines()
+        )
     assert any(s.status == 200 and s.authorization for s in server.seen)
 
 
