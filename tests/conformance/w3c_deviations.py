@@ -12,10 +12,6 @@ from __future__ import annotations
 NOT_OFFERED = "not offered"
 FAILS = "fails"
 
-_USING = (
-    "labbrain refuses using-graph-uri / using-named-graph-uri with 400: an update names its "
-    "graphs itself (USING, USING NAMED, WITH, GRAPH)"
-)
 _CLEAR = (
     "the test's first update clears a graph the store does not hold; CLEAR GRAPH without "
     "SILENT fails then (Oxigraph's engine, {how}), so the base IRI is never reached"
@@ -23,10 +19,6 @@ _CLEAR = (
 
 PROTOCOL: dict[str, dict[str, tuple[str, str]]] = {
     "labbrain": {
-        "update_dataset_default_graph": (NOT_OFFERED, _USING),
-        "update_dataset_default_graphs": (NOT_OFFERED, _USING),
-        "update_dataset_named_graphs": (NOT_OFFERED, _USING),
-        "update_dataset_full": (NOT_OFFERED, _USING),
         "update_base_uri": (FAILS, _CLEAR.format(how="answered 400 QueryError")),
     },
     "oxigraph": {

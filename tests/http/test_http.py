@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -547,25 +548,99 @@ def test_dataset_parameters_of_the_wrong_kind(
     test_client, _ = update_client
     auth = {"Authorization": f"Bearer {TOKEN}"}
     update = "INSERT { ?s rdfs:comment 'x' } WHERE { ?s dg:opposes ?o }"
-    for name in ("using-graph-uri", "using-named-graph-uri"):
-        response = test_client.post(
-            "/sparql", data={"update": update, name: SAMPLE_GRAPH}, headers=auth
-        )
-        assert response.status_code == 400
-        message = error_of(response)["message"]
-        assert name in message and "USING" in message
     for name in ("default-graph-uri", "named-graph-uri"):
         response = test_client.post(
             "/sparql", data={"update": update, name: SAMPLE_GRAPH}, headers=auth
         )
         assert response.status_code == 400
         message = error_of(response)["message"]
-        assert name in message and "queries" in message
+        assert name in message and "queries" in message and "using-graph-uri" in message
     query = test_client.get("/sparql", params={"query": "ASK {}", "using-graph-uri": SAMPLE_GRAPH})
     assert query.status_code == 400 and "updates" in error_of(query)["message"]
     assert not select_rows(
         test_client.get("/sparql", params={"query": "SELECT ?s { ?s rdfs:comment 'x' }"})
     )
+
+
+def test_update_dataset_parameters_are_using_clauses(
+    update_client: tuple[TestClient, LabBrain],
+) -> None:
+    """using-graph-uri / using-named-graph-uri set the dataset of each operation's WHERE
+    clause (a DELETE WHERE too); with USING or WITH in the text they are refused."""
+    test_client, brain = update_client
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    opposing = {
+        row["s"]
+        for row in select_rows(
+            test_client.get(
+                "/sparql",
+                params={
+                    "query": f"SELECT DISTINCT ?s {{ GRAPH <{SAMPLE_GRAPH}> {{ ?s dg:opposes ?o }} }}"
+                },
+            )
+        )
+    }
+    assert opposing
+
+    def marked(graph: str) -> set[str]:
+        query = f"SELECT ?s {{ GRAPH <{graph}> {{ ?s rdfs:comment ?c }} }}"
+        return {
+            row["s"] for row in select_rows(test_client.get("/sparql", params={"query": query}))
+        }
+
+    def post(update: str, *params: tuple[str, str]) -> Any:
+        body = urllib.parse.urlencode([("update", update), *params])
+        headers = {**auth, "Content-Type": "application/x-www-form-urlencoded"}
+        return test_client.post("/sparql", content=body, headers=headers)
+
+    default = "INSERT { GRAPH <urn:x:default> { ?s rdfs:comment 'x' } }\nWHERE { ?s dg:opposes ?o }"
+    assert post(default).status_code == 204
+    assert marked("urn:x:default") == set()  # the update's own default graph holds nothing
+    assert post(default, ("using-graph-uri", SAMPLE_GRAPH)).status_code == 204
+    assert marked("urn:x:default") == opposing
+
+    named = (
+        "INSERT { GRAPH <urn:x:named> { ?s rdfs:comment 'x' } } "
+        "WHERE { GRAPH ?g { ?s dg:opposes ?o } }"
+    )
+    assert post(named, ("using-named-graph-uri", "urn:x:nothing")).status_code == 204
+    assert marked("urn:x:named") == set()
+    assert post(named, ("using-named-graph-uri", SAMPLE_GRAPH)).status_code == 204
+    assert marked("urn:x:named") == opposing
+
+    # two operations, a comment and a string holding WHERE: each operation gets the dataset
+    both = (
+        "# WHERE in a comment\nINSERT { GRAPH <urn:x:both> { ?s rdfs:comment 'WHERE' } } "
+        "WHERE { ?s dg:opposes ?o } ;\nINSERT DATA { GRAPH <urn:x:both> { <urn:x:a> rdfs:comment 'y' } }"
+    )
+    assert post(both, ("using-graph-uri", SAMPLE_GRAPH)).status_code == 204
+    assert marked("urn:x:both") == opposing | {"urn:x:a"}
+
+    # DELETE WHERE matches in the protocol's default graph and deletes from the update's
+    # own default graph (as DELETE { P } USING <g> WHERE { P }): nothing of urn:x:default goes
+    delete = "DELETE WHERE { ?s rdfs:comment 'x' }"
+    assert post(delete, ("using-graph-uri", "urn:x:default")).status_code == 204
+    assert marked("urn:x:default") == opposing
+    assert (
+        post(
+            "DELETE { GRAPH <urn:x:default> { ?s rdfs:comment 'x' } } WHERE { ?s rdfs:comment 'x' }",
+            ("using-graph-uri", "urn:x:default"),
+        ).status_code
+        == 204
+    )
+    assert marked("urn:x:default") == set()
+
+    for own in (
+        "WITH <urn:x:named> DELETE { ?s rdfs:comment 'x' } WHERE { ?s rdfs:comment 'x' }",
+        "DELETE { ?s rdfs:comment 'x' } USING <urn:x:named> WHERE { ?s rdfs:comment 'x' }",
+    ):
+        refused = post(own, ("using-graph-uri", SAMPLE_GRAPH))
+        assert refused.status_code == 400
+        assert "not both" in error_of(refused)["message"]
+    assert marked("urn:x:named") == opposing
+    bad = post(default, ("using-graph-uri", "not an IRI"))
+    assert bad.status_code == 400 and "using-graph-uri" in error_of(bad)["message"]
+    assert brain.store.count(SAMPLE_GRAPH) == SAMPLE_QUADS
 
 
 # ---------------------------------------------------------------------------- description, graphs

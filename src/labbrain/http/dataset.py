@@ -1,7 +1,10 @@
 """The SPARQL 1.1 Protocol's dataset parameters (``default-graph-uri``, ``named-graph-uri``).
 
 The protocol gives them the meaning of FROM and FROM NAMED clauses, overriding any the query
-has (SPARQL 1.1 Protocol, 2.1.4). The endpoint's stores take the dataset from the query text,
+has (SPARQL 1.1 Protocol, 2.1.4); an update's ``using-graph-uri`` / ``using-named-graph-uri``
+have the meaning of USING and USING NAMED clauses on every operation with a WHERE clause, and
+an update that has USING, USING NAMED or WITH of its own is refused with them (2.2.3):
+:func:`with_using` writes them in. The endpoint's stores take the dataset from the query text,
 so :func:`with_dataset` writes the parameters into the query as its dataset clause: the
 query's own FROM / FROM NAMED clauses are blanked out and the new ones go where a dataset
 clause belongs (before the WHERE clause; after a CONSTRUCT template; at the end of a DESCRIBE
@@ -33,6 +36,8 @@ def _keyword(words: str) -> re.Pattern[str]:
 
 
 _FORM_RE = _keyword("|".join(QUERY_FORMS))
+_OWN_DATASET_RE = _keyword("USING|WITH")
+_DELETE_RE = re.compile(r"(?<![\w:?$.-])DELETE\s*$", re.IGNORECASE)
 _FROM_RE = _keyword("FROM")
 _NAMED_RE = re.compile(r"\s*(?:NAMED(?![\w:.-])\s*)?", re.IGNORECASE)
 _WHERE_RE = _keyword("WHERE")
@@ -51,10 +56,10 @@ class Dataset:
     def __bool__(self) -> bool:
         return bool(self.default or self.named)
 
-    def clause(self) -> str:
-        """The dataset as FROM / FROM NAMED clauses, on one line."""
-        parts = [f"FROM <{iri}>" for iri in self.default]
-        parts += [f"FROM NAMED <{iri}>" for iri in self.named]
+    def clause(self, keyword: str = "FROM") -> str:
+        """The dataset as FROM / FROM NAMED clauses (or USING / USING NAMED), on one line."""
+        parts = [f"{keyword} <{iri}>" for iri in self.default]
+        parts += [f"{keyword} NAMED <{iri}>" for iri in self.named]
         return " ".join(parts)
 
 
@@ -78,26 +83,22 @@ def query_dataset(params: Mapping[str, list[str]]) -> Dataset:
     return Dataset(default, named)
 
 
-def refuse_for_update(params: Mapping[str, list[str]]) -> None:
-    """Raise HttpError 400 when an update request carries dataset parameters: those of a
-    query, or ``using-graph-uri`` / ``using-named-graph-uri``, which this endpoint does not
-    take (the update names its graphs itself)."""
+def update_dataset(params: Mapping[str, list[str]]) -> Dataset:
+    """The dataset an update's protocol parameters name (``using-graph-uri``,
+    ``using-named-graph-uri``; empty when none). Raise HttpError 400 for a query's dataset
+    parameters on an update, or a value that is not an absolute IRI."""
     for name in QUERY_PARAMS:
         if name in params:
             raise HttpError(
                 400,
                 "ProtocolError",
-                f"{name} applies to queries, not updates; updates name their graphs with "
-                "USING, USING NAMED, WITH or GRAPH",
+                f"{name} applies to queries, not updates; an update's graphs are set with "
+                "using-graph-uri and using-named-graph-uri (or USING, USING NAMED, WITH)",
             )
-    for name in UPDATE_PARAMS:
-        if name in params:
-            raise HttpError(
-                400,
-                "ProtocolError",
-                f"the {name} parameter is not supported here: name the graphs in the update "
-                "itself (USING, USING NAMED, WITH or GRAPH)",
-            )
+    default, named = (
+        tuple(_iri(name, value) for value in params.get(name, [])) for name in UPDATE_PARAMS
+    )
+    return Dataset(default, named)
 
 
 def refuse_for_query(params: Mapping[str, list[str]]) -> None:
@@ -203,3 +204,42 @@ def with_dataset(query: str, dataset: Dataset) -> str:
     if at is None:
         return query
     return f"{query[:at]} {dataset.clause()} {query[at:]}"
+
+
+def with_using(update: str, dataset: Dataset) -> str:
+    """``update`` with ``dataset`` as the USING / USING NAMED clauses of each of its
+    operations that has a WHERE clause (``DELETE WHERE { P }`` is written out as the
+    ``DELETE { P } USING ... WHERE { P }`` it stands for). Returned unchanged when
+    ``dataset`` is empty. Raise HttpError 400 when the update has USING, USING NAMED or WITH
+    of its own (the protocol forbids both at once). Line breaks are kept (but for a DELETE
+    WHERE's pattern, written twice), so a syntax error keeps its line."""
+    if not dataset:
+        return update
+    code = code_only(update)
+    if _OWN_DATASET_RE.search(code):
+        raise HttpError(
+            400,
+            "ProtocolError",
+            "the update has USING, USING NAMED or WITH of its own: give the graphs either "
+            "there or as using-graph-uri / using-named-graph-uri, not both",
+        )
+    clause = dataset.clause("USING")
+    edits: list[tuple[int, str]] = []
+    depth = 0
+    for index, char in enumerate(code):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and _WHERE_RE.match(code, index):
+            before = code[:index].rstrip()
+            if before.endswith("}"):  # DELETE { ... } INSERT { ... } WHERE
+                edits.append((index, f"{clause} "))
+            elif _DELETE_RE.search(before):  # DELETE WHERE { P }
+                start = code.find("{", index)
+                if start >= 0:
+                    pattern = update[start : _closing_brace(code, start)]
+                    edits.append((index, f"{pattern} {clause} "))
+    for index, text in reversed(edits):
+        update = f"{update[:index]}{text}{update[index:]}"
+    return update

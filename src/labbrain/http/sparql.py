@@ -16,9 +16,10 @@
 
 The protocol's dataset parameters ``default-graph-uri`` and ``named-graph-uri`` (each may
 be given several times) set a query's dataset, overriding its FROM / FROM NAMED clauses
-(http.dataset). SERVICE, LOAD, and FROM / FROM NAMED or a dataset parameter naming a graph
-the store does not hold are refused. Updates name their graphs themselves: ``using-graph-uri``
-and ``using-named-graph-uri`` are refused with a message saying so.
+(http.dataset); a graph the store does not hold is an empty graph (named in the
+``X-Labbrain-Empty-Graphs`` header). SERVICE and LOAD are refused. An update's
+``using-graph-uri`` and ``using-named-graph-uri`` become USING and USING NAMED clauses
+(:func:`~labbrain.http.dataset.with_using`).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from labbrain.errors import GraphNotFound, LabbrainError, QueryError, QuerySynta
 from labbrain.http.dataset import (
     query_dataset,
     refuse_for_query,
-    refuse_for_update,
+    update_dataset,
     with_dataset,
+    with_using,
 )
 from labbrain.http.errors import HttpError, from_http_error, from_library_error
 from labbrain.http.lookup import answers_in_process
@@ -159,7 +161,7 @@ def parameters(
     if query is not None and update is not None:
         raise HttpError(400, "ProtocolError", "give a query or an update, not both")
     if update is not None:
-        refuse_for_update(params)
+        update_dataset(params)  # checked here: a request the protocol does not allow
     else:
         refuse_for_query(params)
     return params, query, update
@@ -206,7 +208,7 @@ async def sparql(request: Request) -> Response:
     params, query, update = await _parameters(request)
     requested = _single(params, "format")
     if update is not None:
-        return await _update(request, endpoint, update)
+        return await _update(request, endpoint, with_using(update, update_dataset(params)))
     if query is None:
         return await _service_description(request, endpoint, requested)
     status, headers, body = await answer_query(
