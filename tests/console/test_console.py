@@ -201,7 +201,9 @@ def test_ask_and_describe(loaded_store: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[:3] == ["true", "format: tsv", "?subject\t?predicate\t?object"]
     assert f'<{PAGE}Z5inf-I_o>\t<http://purl.org/dc/terms/creator>\t"Rebecca Lee"' in lines
-    assert "11 triple(s)" in result.stderr
+    # its 11 triples of the export and its clean title (rdfs:label)
+    assert f"<{PAGE}Z5inf-I_o>\t<http://www.w3.org/2000/01/rdf-schema#label>\t" in "\n".join(lines)
+    assert "12 triple(s)" in result.stderr
 
 
 def test_graphs_schema_prefixes_help(loaded_store: Path) -> None:

@@ -24,6 +24,7 @@ import pytest
 from generate_vault import Lab, frontmatter, make_lab, uuid7ish, write_vault
 from helpers import embed_all
 from labbrain.core import LabBrain
+from labbrain.index.search_query import SearchQuery
 from labbrain.ingest.delta import DocumentModel
 from labbrain.ingest.obsidian import read_vault
 from labbrain.ops.watch import VaultFollower
@@ -88,8 +89,14 @@ def assert_same_as_fresh_load(followed: LabBrain, vault: Path, tmp_path: Path, s
         assert index_rows(followed, graph) == index_rows(fresh, graph)
         assert followed.index.engine_state() is None  # the words agree with the rows
         for word in ("zebrafish", "claim", "evidence"):
-            found = [hit.node.iri for hit in followed.search(word, mode="keyword", limit=50).hits]
-            expected = [hit.node.iri for hit in fresh.search(word, mode="keyword", limit=50).hits]
+            found = [
+                hit.node.iri
+                for hit in followed.search(SearchQuery(word, mode="keyword", limit=50)).hits
+            ]
+            expected = [
+                hit.node.iri
+                for hit in fresh.search(SearchQuery(word, mode="keyword", limit=50)).hits
+            ]
             assert found == expected, word
     finally:
         fresh.close()

@@ -37,6 +37,7 @@ from labbrain import cli
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.errors import GraphNotFound, InputError
+from labbrain.index.search_query import SearchQuery
 from labbrain.rdf.namespaces import DCT, DG, DGB
 
 SLUG = "akamatsulab-sample"
@@ -168,7 +169,7 @@ def test_round_trip_keeps_the_dataset_graph(
         )
         # The reloaded graph is plain RDF, but its nodes are indexed from the store.
         assert report.indexed == 150
-        assert fresh.search("membrane tension", node_types="Claim").hits
+        assert fresh.search(SearchQuery("membrane tension", node_types="Claim")).hits
 
 
 def test_jsonld_export_parses_back_to_the_same_graph(reference: tuple[LabBrain, Dataset]) -> None:

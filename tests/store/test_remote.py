@@ -70,6 +70,7 @@ from labbrain.errors import (
     QueryTimeout,
     StoreReadOnly,
 )
+from labbrain.index.search_query import SearchQuery
 from labbrain.mcp.sandbox import run_query
 from labbrain.mcp.server import build_server
 from labbrain.ops.workflows import ingest_params, task_runner
@@ -272,7 +273,7 @@ def test_the_index_lives_in_a_directory_per_endpoint(oxigraph: OxigraphServer) -
     index.unlink()
     with LabBrain(remote_settings(oxigraph), read_only=True) as reader:
         assert reader.index.count() == 8
-        assert [h.node.uid for h in reader.search("platinum replica").hits] != []
+        assert [h.node.uid for h in reader.search(SearchQuery("platinum replica")).hits] != []
 
 
 # ---------------------------------------------------------------------------- loads
@@ -511,12 +512,12 @@ def test_processes_share_an_endpoint_without_a_lock(
     second = on_another_machine(remote_settings(oxigraph), tmp_path / "elsewhere")
     assert first.index.path != second.index.path
     try:
-        assert second.search("tension").hits == []
+        assert second.search(SearchQuery("tension")).hits == []
         first.load(str(SAMPLE))
         # The other process's index follows the load records (checked before every read here).
-        assert [h.node.graph for h in second.search("membrane tension", limit=3).hits] == [
-            SAMPLE_GRAPH
-        ] * 3
+        assert [
+            h.node.graph for h in second.search(SearchQuery("membrane tension", limit=3)).hits
+        ] == [SAMPLE_GRAPH] * 3
         second.load(str(SAMPLE_DCT))
         assert first.index.count() == 158
         second.drop("dct-sample")
@@ -583,7 +584,7 @@ def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
         with pytest.raises(EndpointReadOnly, match=r"refused the write \(HTTP 403\)"):
             LabBrain(remote_settings(server))
         with LabBrain(remote_settings(server), read_only=True) as reader:
-            assert reader.graphs() == [] and reader.search("anything").hits == []
+            assert reader.graphs() == [] and reader.search(SearchQuery("anything")).hits == []
         params = StdioServerParameters(
             command=LABBRAIN,
             args=["--endpoint", server.query, "mcp", "--toolsets", "all"],
