@@ -126,7 +126,8 @@ def test_mcp_inspector_cli(tmp_path: Path, npx: str) -> None:
     tools = {tool["name"]: tool for tool in listing["tools"]}
     assert list(tools) == [spec.name for name in DEFAULT_TOOLSETS for spec in TOOLSETS[name]]
     assert tools["search_nodes"]["annotations"]["readOnlyHint"] is True
-    assert tools["get_node"]["annotations"]["readOnlyHint"] is False  # it records visits
+    # the default toolsets serve no tool that reads visits: get_node records none, a pure read
+    assert tools["get_node"]["annotations"]["readOnlyHint"] is True
     assert "outputSchema" in tools["search_nodes"]
     called = _inspector(
         npx,

@@ -894,7 +894,11 @@ def test_injected_disk_full_during_a_load_is_one_clean_error(
     assert not (store / JOURNAL_DIR).exists()
     with LabBrain(settings_for(store, load_dirs=[exports])) as brain:
         tools = InProcessTools(brain)
-        task = tools.ok("load_dataset", path="dct.jsonld", waitSeconds=60)
+        message = tools.error("load_dataset", path="dct.jsonld", waitSeconds=60)
+        assert message.startswith("task ") and " (ingest) failed during write: " in message
+        assert DISK_FULL.removeprefix("error: ") in message
+        task_id = message.split()[1]
+        task = tools.ok("get_task", taskId=task_id)
         assert task["status"] == "error"
         assert [e["message"] for e in task["errors"]] == [DISK_FULL.removeprefix("error: ")]
         assert fingerprint(brain) == before
