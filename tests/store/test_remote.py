@@ -12,15 +12,18 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
+import logging
 import os
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,7 @@ from pyoxigraph import (
     Triple,
 )
 
+import labbrain
 from conftest import (
     SAMPLE,
     SAMPLE_DCT,
@@ -55,6 +59,7 @@ from conftest import (
     OxigraphServer,
     oxigraph_server,
     remote_settings,
+    require,
     settings_for,
 )
 from generate import write_export  # type: ignore[import-not-found]
@@ -606,10 +611,11 @@ def test_an_empty_read_only_server_is_opened_read_only(tmp_path: Path) -> None:
 class _Stub:
     """A scripted HTTP server: answers ``ASK`` queries with true and the listings of graphs and
     of first loads in flight with none, everything else with what ``respond`` writes; records
-    method, path and headers of every request."""
+    method, path and headers of every request, and the client's port (one per connection)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.ports: list[int] = []
         self.respond: Callable[[http.server.BaseHTTPRequestHandler], None] = lambda h: None
         self.release = threading.Event()
         stub = self
@@ -624,6 +630,7 @@ class _Stub:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 stub.requests.append((self.command, self.path, dict(self.headers)))
+                stub.ports.append(self.client_address[1])
                 query = parse_qs(body.decode()).get("query", [""])[0]
                 if "ASK" in query or "SELECT DISTINCT ?g" in query or "fillingAs" in query:
                     data = (
@@ -643,7 +650,10 @@ class _Stub:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/query"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "http" if tls is None else "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/query"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -808,6 +818,165 @@ def test_an_unreachable_endpoint_is_one_line_and_exit_3() -> None:
     one_line_error(
         result, 3, f"SPARQL endpoint http://127.0.0.1:{port}/query", "connection refused"
     )
+
+
+NO_ROWS = b'{"head":{"vars":["s"]},"results":{"bindings":[]}}'
+JSON_TYPE = "application/sparql-results+json"
+SELECT = "SELECT * WHERE { ?s ?p ?o }"
+
+
+def test_an_answer_that_trickles_in_stops_at_the_time_limit(stub: _Stub) -> None:
+    """The limit holds over the whole exchange, not per read: a body that comes a byte at a
+    time, each well within the limit, is stopped at the limit."""
+
+    def trickle(handler: http.server.BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", JSON_TYPE)
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        handler.close_connection = True
+        with suppress(OSError):
+            for _ in range(600):
+                handler.wfile.write(b"1\r\n \r\n")
+                handler.wfile.flush()
+                if stub.release.wait(0.05):
+                    break
+
+    stub.respond = trickle
+    settings = Settings(endpoint=stub.url, endpoint_timeout_seconds=0.5)
+    with RemoteStore.from_settings(settings, read_only=True) as store:
+        started = time.monotonic()
+        with pytest.raises(QueryTimeout, match=r"query stopped after 0.5 s"):
+            store.query(SELECT)
+        assert time.monotonic() - started < 5  # the trickle goes on for 30 s
+
+
+def test_connections_are_kept_alive_and_dropped_when_the_server_may_have_left_them_unclean(
+    stub: _Stub,
+) -> None:
+    """One connection serves request after request; a new one follows an answer marked
+    ``Connection: close`` (even if the server keeps its end open), a broken answer, and bytes
+    the server sent unasked on an idle connection."""
+    stub.respond = _answer(200, NO_ROWS, JSON_TYPE)
+    with RemoteStore.from_settings(Settings(endpoint=stub.url), read_only=True) as store:
+        for _ in range(3):
+            assert list(store.query(SELECT)) == []
+        assert len(set(stub.ports)) == 1  # the open's ASK and three queries
+
+        def closing(handler: http.server.BaseHTTPRequestHandler) -> None:
+            _answer(200, NO_ROWS, JSON_TYPE, Connection="close")(handler)
+            handler.close_connection = False  # this end stays open
+
+        stub.respond = closing
+        store.query(SELECT)
+        stub.respond = _answer(200, NO_ROWS, JSON_TYPE)
+        store.query(SELECT)
+        assert len(set(stub.ports)) == 2 and stub.ports[-1] != stub.ports[-2]
+
+        stub.respond = _chunked_then_cut
+        with pytest.raises(EndpointError, match="cut short"):
+            store.query(SELECT)
+        stub.respond = _answer(200, NO_ROWS, JSON_TYPE)
+        store.query(SELECT)
+        assert len(set(stub.ports)) == 3 and stub.ports[-1] != stub.ports[-2]
+
+        def then_junk(handler: http.server.BaseHTTPRequestHandler) -> None:
+            _answer(200, NO_ROWS, JSON_TYPE)(handler)
+            handler.wfile.flush()
+            time.sleep(0.1)
+            handler.wfile.write(b"HTTP/1.1 500 Unasked\r\nContent-Length: 0\r\n\r\n")
+
+        stub.respond = then_junk
+        store.query(SELECT)
+        time.sleep(0.5)
+        stub.respond = _answer(200, NO_ROWS, JSON_TYPE)
+        assert list(store.query(SELECT)) == []
+        assert len(set(stub.ports)) == 4 and stub.ports[-1] != stub.ports[-2]
+
+
+def test_a_read_is_sent_again_when_its_kept_alive_connection_was_closed_under_it(
+    stub: _Stub,
+) -> None:
+    """A server may close an idle kept-alive connection as a request goes out on it: a read is
+    sent once more on a new connection, a write is not (it may have been done)."""
+
+    def drop(handler: http.server.BaseHTTPRequestHandler) -> None:
+        handler.close_connection = True  # closed without an answer
+
+    answers = iter([drop, _answer(200, NO_ROWS, JSON_TYPE)])
+    stub.respond = lambda handler: next(answers)(handler)
+    with RemoteStore.from_settings(Settings(endpoint=stub.url)) as store:
+        assert list(store.query(SELECT)) == []
+        assert [path for _, path, _ in stub.requests][-2:] == ["/query", "/query"]
+        assert stub.ports[-1] != stub.ports[-2]
+        stub.respond = drop
+        with pytest.raises(EndpointError, match="closed the connection without answering"):
+            store.update("INSERT DATA { <urn:test:s> <urn:test:p> 1 }")
+        assert [path for _, path, _ in stub.requests].count("/update") == 1
+
+
+def test_requests_carry_what_they_always_carried_and_nothing_from_the_environment(
+    stub: _Stub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The user agent, uncompressed answers, no cookies kept, no proxy from the environment,
+    and no log line per request."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:1")
+    caplog.set_level(logging.INFO)
+    stub.respond = _answer(200, NO_ROWS, JSON_TYPE, **{"Set-Cookie": "session=s3cret; Path=/"})
+    with RemoteStore.from_settings(Settings(endpoint=stub.url), read_only=True) as store:
+        store.query(SELECT)
+        store.query(SELECT)
+    for _, _, sent in stub.requests:
+        headers = {name.lower(): value for name, value in sent.items()}
+        assert headers["user-agent"] == f"labbrain/{labbrain.__version__}"
+        assert headers["accept-encoding"] == "identity"
+        assert "cookie" not in headers
+    assert not [record.getMessage() for record in caplog.records if "HTTP" in record.getMessage()]
+
+
+@pytest.mark.subprocess
+def test_tls_certificates_are_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An HTTPS endpoint whose certificate is not trusted is one error naming TLS; trusted (by
+    SSL_CERT_FILE, as for any OpenSSL program) it answers."""
+    require("openssl", shutil.which("openssl") is not None, "to make a test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+            *("-addext", "subjectAltName=IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    stub = _Stub(tls)
+    try:
+        for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+            monkeypatch.delenv(name, raising=False)
+        with pytest.raises(EndpointError, match=r"TLS failure \(CERTIFICATE_VERIFY_FAILED\)"):
+            RemoteStore.from_settings(Settings(endpoint=stub.url), read_only=True)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        with RemoteStore.from_settings(Settings(endpoint=stub.url), read_only=True) as store:
+            assert store.ask("ASK {}")
+    finally:
+        stub.close()
+
+
+@pytest.mark.subprocess
+def test_httpx_is_imported_only_when_a_remote_store_opens() -> None:
+    """Commands on the embedded store do not pay for importing the HTTP client."""
+    code = (
+        "import sys, labbrain.cli, labbrain.core\n"
+        "assert 'httpx2' not in sys.modules\n"
+        "from labbrain.store.remote.store import Endpoints, RemoteStore\n"
+        "RemoteStore(Endpoints('http://127.0.0.1:9/query', 'http://127.0.0.1:9/query')).close()\n"
+        "assert 'httpx2' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 # ---------------------------------------------------------------------------- real processes

@@ -10,7 +10,8 @@ request to it carries.
   exists): the entry of the query endpoint's host (``machine HOST login USER password PASS``),
   else its ``default`` entry, as a user and password.
 
-**Schemes** (:class:`Authenticator`). A header (raw or bearer) goes with every request. A user
+**Schemes** (:class:`Authenticator`, whose :meth:`~Authenticator.flow` is the httpx2 auth
+flow of the remote store's client). A header (raw or bearer) goes with every request. A user
 and password go only to a server that asked for them: the first request to a server carries
 none, and a ``401`` answer naming Digest (RFC 7616: MD5 or SHA-256, ``qop=auth``; preferred) or
 Basic is answered by sending the request once more with credentials. From then on every request
@@ -21,9 +22,11 @@ computed for the same nonce means the server refused them. A request is sent at 
 
 The digest is computed here with :mod:`hashlib` (:func:`digest_response`); challenges are split
 with :func:`urllib.request.parse_http_list` and :func:`urllib.request.parse_keqv_list`.
-urllib's ``AbstractDigestAuthHandler`` is not used: in Python 3.11 it knows no SHA-256, keeps
-one nonce count per handler rather than per server, and takes passwords from a password
-manager keyed by URL.
+:class:`httpx2.DigestAuth` is not used: it answers the first digest challenge rather than the
+strongest, keeps one nonce count for all servers and threads without a lock, and on a ``401``
+to a digest it sent starts again at nonce count 1 for the same nonce, ``stale`` or not (a
+server that checks counts refuses that, and a wrong password costs two requests, not one).
+urllib's ``AbstractDigestAuthHandler`` is not used either: in Python 3.11 it knows no SHA-256.
 
 Secrets appear in no message, exception, log line or repr: errors name where the credentials
 come from (:attr:`Credentials.source`), never what they are.
@@ -36,9 +39,10 @@ import hashlib
 import netrc
 import secrets
 import threading
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Generator, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 from urllib.request import parse_http_list, parse_keqv_list
 
@@ -46,6 +50,9 @@ from pydantic import SecretStr
 
 from labbrain.errors import SettingsError
 from labbrain.settings import Settings
+
+if TYPE_CHECKING:  # httpx is imported by a remote store's client only (see http.py)
+    import httpx2
 
 #: How to give the remote store credentials (for messages).
 HOW_TO_SET = (
@@ -362,6 +369,23 @@ class Authenticator:
     def source(self) -> str:
         """Where the credentials come from (no secret)."""
         return self.credentials.source
+
+    def flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        """httpx's auth flow: ``request`` with what :meth:`first` gives, and once more with
+        what :meth:`challenged` gives when it is answered ``401`` (never a third time)."""
+        url = request.url
+        server, method, uri = (url.scheme, url.host, url.port), request.method, url.raw_path
+        given = self.first(server, method, uri.decode("ascii"))
+        if given is not None:
+            request.headers["Authorization"] = given.value
+        answer = yield request
+        if answer.status_code != 401:
+            return
+        challenges = answer.headers.get_list("WWW-Authenticate")
+        again = self.challenged(server, method, uri.decode("ascii"), challenges, given)
+        if again is not None:
+            request.headers["Authorization"] = again.value
+            yield request
 
     def first(self, server: Hashable, method: str, uri: str) -> Authorization | None:
         """The Authorization to send a new request ``method uri`` to ``server`` with: the

@@ -1,40 +1,52 @@
 """HTTP for the remote store: one request, one complete answer, within a time limit.
 
-:class:`HttpClient` sends a request and returns the whole body, or raises
-:class:`TransportError`. It keeps one connection per thread and server alive between requests
-and never reuses one that the server may have left in an unknown state: after an error, an
-answer the server marks ``Connection: close``, or when the socket has become readable while
-idle (the server closed it or sent something unasked). Labbrain never sends HEAD (a HEAD for a
-missing graph corrupts the next answer on an Oxigraph server's kept-alive connection).
+:class:`HttpClient` is an :class:`httpx2.Client` (connection pool, HTTP/1.1, TLS, the
+``401`` flow of :class:`~labbrain.store.remote.auth.Authenticator`) with three things httpx
+does not do (httpx is imported with this module, which a remote store imports when it opens):
 
-A body cut short (a chunked stream or ``Content-Length`` not completed) is an error, not an
-answer. Redirects are not followed. The time limit covers the whole exchange, body included.
+- **A time limit over the whole exchange**, body and a ``401`` round included: httpx's
+  timeouts hold per socket operation, so an answer that trickles in could outlast any limit.
+  Every connect, TLS handshake, read and write of a request waits at most for what is left
+  of its limit (:class:`_DeadlineBackend`, the network backend under httpx's pool).
+- **One resend of a read on a connection closed under it**: a kept-alive connection the
+  server closed just before the request (no byte of an answer came, and no new connection
+  was opened for it) is replaced and a request that changes nothing is sent once more.
+- **No answer from a broken exchange**: a body cut short (a chunked stream or
+  ``Content-Length`` not completed) is an error, not an answer.
 
-Credentials are handed to an :class:`~labbrain.store.remote.auth.Authenticator`, which says
-what each request carries and answers a ``401`` challenge: the request (its body is bytes) is
-then sent once more, never more than once.
+What httpx's pool already does is relied on: a connection goes back to the pool only after
+a complete answer that does not say ``Connection: close``, and an idle one whose socket has
+become readable (the server closed it or sent something unasked) is dropped, never reused.
+Labbrain never sends HEAD (a HEAD for a missing graph corrupts the next answer on an Oxigraph
+server's kept-alive connection). Redirects are not followed, no proxy is used (the
+environment's proxy variables are not read) and cookies are not kept. TLS certificates are
+checked against the system's (or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, as OpenSSL reads them).
 """
 
 from __future__ import annotations
 
-import http.client
-import select
+import http.cookiejar
+import logging
 import socket
 import ssl
-import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from urllib.parse import urlsplit
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import httpcore2
+import httpx2
 
 from labbrain import __version__
-from labbrain.store.remote.auth import Authenticator, Authorization, Credentials
+from labbrain.store.remote.auth import Authenticator, Credentials
 
 #: The header a labbrain endpoint sets on an answer cut at its row cap.
 TRUNCATED_HEADER = "X-Labbrain-Truncated"
 
-_READ_CHUNK = 1 << 16
 USER_AGENT = f"labbrain/{__version__}"
+#: Writes go out in slices so that the time left is checked between them.
+_WRITE_SLICE = 1 << 16
 
 
 class TransportError(Exception):
@@ -79,11 +91,167 @@ class Response:
         return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-_Key = tuple[str, str, int]
+# ---------------------------------------------------------------------------- the time limit
+@dataclass
+class _Exchange:
+    """The request being sent by this thread: its deadline (``time.monotonic()``), and what
+    happened on the wire since it was last (re)sent."""
+
+    deadline: float
+    connected: bool = False  # a new connection was opened
+    received: int = 0  # bytes read
 
 
+_EXCHANGE: ContextVar[_Exchange | None] = ContextVar("labbrain_http_exchange", default=None)
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """``timeout`` cut to the time left of this thread's exchange; raises ``expired`` when
+    none is left."""
+    exchange = _EXCHANGE.get()
+    if exchange is None:
+        return timeout
+    left = exchange.deadline - time.monotonic()
+    if left <= 0:
+        raise expired("no time left")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    """A connection whose every operation waits at most for the time left (see
+    :func:`_left`)."""
+
+    def __init__(self, stream: httpcore2.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = self._stream.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+        exchange = _EXCHANGE.get()
+        if exchange is not None:
+            exchange.received += len(data)
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        for start in range(0, len(buffer), _WRITE_SLICE):
+            piece = buffer[start : start + _WRITE_SLICE]
+            self._stream.write(piece, _left(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    """httpcore's socket backend, each connection a :class:`_DeadlineStream`."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        exchange = _EXCHANGE.get()
+        if exchange is not None:
+            exchange.connected = True
+        stream = self._backend.connect_tcp(host, port, left, local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class _Auth(httpx2.Auth):
+    """httpx's side of an :class:`~labbrain.store.remote.auth.Authenticator`."""
+
+    def __init__(self, authenticator: Authenticator) -> None:
+        self._authenticator = authenticator
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response]:
+        return self._authenticator.flow(request)
+
+
+class _Transport(httpx2.BaseTransport):
+    """httpx's transport over httpcore's connection pool on :class:`_DeadlineBackend`
+    (httpx2.HTTPTransport takes no network backend). Errors are httpcore's."""
+
+    def __init__(self) -> None:
+        self._pool = httpcore2.ConnectionPool(
+            # None: httpcore's default context, made for each TLS connection (making one reads
+            # the system's certificates: slow enough to matter for a client made per query).
+            ssl_context=None,
+            max_connections=None,  # one per concurrent request, as many as there are threads
+            network_backend=_DeadlineBackend(),
+        )
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(request.stream, httpx2.SyncByteStream)
+        url = request.url
+        answer = self._pool.handle_request(
+            httpcore2.Request(
+                method=request.method,
+                url=httpcore2.URL(
+                    scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+                ),
+                headers=request.headers.raw,
+                content=request.stream,
+                extensions=request.extensions,
+            )
+        )
+        assert isinstance(answer.stream, Iterable)
+        return httpx2.Response(
+            answer.status,
+            headers=answer.headers,
+            stream=_Body(answer.stream),
+            extensions=answer.extensions,
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class _Body(httpx2.SyncByteStream):
+    def __init__(self, stream: Iterable[bytes]) -> None:
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._stream
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
+
+
+def _quiet(record: logging.LogRecord) -> bool:
+    """httpx logs every request at INFO: not those of this module (``labbrain mcp`` and
+    ``serve`` log INFO to stderr)."""
+    return record.levelno > logging.INFO or _EXCHANGE.get() is None
+
+
+logging.getLogger("httpx2").addFilter(_quiet)
+
+
+# ---------------------------------------------------------------------------- the client
 class HttpClient:
-    """Requests with a time limit over kept-alive connections (one per thread and server).
+    """Requests with a time limit over kept-alive connections (a pool per client, shared by
+    its threads).
 
     ``authorization``: the credentials requests authenticate with (see
     :mod:`labbrain.store.remote.auth`); they appear in no error message.
@@ -92,53 +260,23 @@ class HttpClient:
     def __init__(self, *, timeout: float, authorization: Credentials | None = None) -> None:
         self.timeout = timeout
         self._auth = Authenticator(authorization) if authorization is not None else None
-        self._local = threading.local()
-        self._all: list[http.client.HTTPConnection] = []
-        self._all_lock = threading.Lock()
-
-    # ------------------------------------------------------------------ connections
-    def _pool(self) -> dict[_Key, http.client.HTTPConnection]:
-        pool: dict[_Key, http.client.HTTPConnection] | None = getattr(self._local, "pool", None)
-        if pool is None:
-            pool = {}
-            self._local.pool = pool
-        return pool
-
-    def _connection(self, key: _Key, timeout: float) -> http.client.HTTPConnection:
-        pool = self._pool()
-        conn = pool.get(key)
-        if conn is not None and _dropped(conn):
-            self._discard(key)
-            conn = None
-        if conn is None:
-            scheme, host, port = key
-            if scheme == "https":
-                conn = http.client.HTTPSConnection(
-                    host, port, timeout=timeout, context=ssl.create_default_context()
-                )
-            else:
-                conn = http.client.HTTPConnection(host, port, timeout=timeout)
-            pool[key] = conn
-            with self._all_lock:
-                self._all.append(conn)
-        return conn
-
-    def _discard(self, key: _Key) -> None:
-        conn = self._pool().pop(key, None)
-        if conn is not None:
-            conn.close()
-            with self._all_lock:
-                if conn in self._all:
-                    self._all.remove(conn)
+        self._client = httpx2.Client(
+            auth=_Auth(self._auth) if self._auth is not None else None,
+            transport=_Transport(),
+            trust_env=False,
+            cookies=http.cookiejar.CookieJar(
+                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+            ),
+        )
+        # What http.client sent: no Accept unless asked, no compression.
+        self._client.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        for name in ("Accept", "Connection"):
+            del self._client.headers[name]
 
     def close(self) -> None:
-        """Close every connection of every thread."""
-        with self._all_lock:
-            conns, self._all = self._all, []
-        for conn in conns:
-            conn.close()
+        """Close every connection."""
+        self._client.close()
 
-    # ------------------------------------------------------------------ requests
     def request(
         self,
         method: str,
@@ -162,159 +300,87 @@ class HttpClient:
         if method == "HEAD":
             raise ValueError("HEAD is never sent (see the module docstring)")
         limit = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + limit
-        parts = urlsplit(url)
-        scheme = parts.scheme
-        host = parts.hostname or ""
-        port = parts.port or (443 if scheme == "https" else 80)
-        key = (scheme, host, port)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        sent = {"User-Agent": USER_AGENT, **(headers or {})}
-        if body is not None:
-            sent["Content-Length"] = str(len(body))
-        auth = self._auth
-        if auth is None:
-            return self._send(key, method, target, body, sent, deadline, limit, retry)
-        given = auth.first(key, method, target)
-        answer = self._send(key, method, target, body, _with(sent, given), deadline, limit, retry)
-        if answer.status == 401:
-            again = auth.challenged(key, method, target, answer.challenges, given)
-            if again is not None:
-                given = again
-                answer = self._send(
-                    key, method, target, body, _with(sent, given), deadline, limit, retry
-                )
-        return replace(answer, credentials=auth.source if given is not None else None)
-
-    def _send(
-        self,
-        key: _Key,
-        method: str,
-        target: str,
-        body: bytes | None,
-        sent: dict[str, str],
-        deadline: float,
-        limit: float,
-        retry: bool,
-    ) -> Response:
-        """One request, sent again on a new connection when ``retry`` allows (see
-        :meth:`request`)."""
-        while True:
-            conn = self._connection(key, limit)
-            reused = conn.sock is not None
-            try:
-                return self._exchange(conn, key, method, target, body, sent, deadline, limit)
-            except TransportError as err:
-                if not (retry and reused and err.stale):
-                    raise
-                retry = False
+        exchange = _Exchange(time.monotonic() + limit)
+        token = _EXCHANGE.set(exchange)
+        try:
+            while True:
+                exchange.connected, exchange.received = False, 0
+                try:
+                    return self._exchange(method, url, body, headers, limit)
+                except TransportError as err:
+                    if not (retry and err.stale and not exchange.connected):
+                        raise
+                    retry = False
+        finally:
+            _EXCHANGE.reset(token)
 
     def _exchange(
         self,
-        conn: http.client.HTTPConnection,
-        key: _Key,
         method: str,
-        target: str,
+        url: str,
         body: bytes | None,
-        sent: dict[str, str],
-        deadline: float,
+        headers: Mapping[str, str] | None,
         limit: float,
     ) -> Response:
-        """One request on ``conn``; see :meth:`request`."""
+        """One request and its answer; see :meth:`request`."""
+        got = 0
         try:
-            _set_timeout(conn, deadline)
-            conn.request(method, target, body=body, headers=sent)
-            _set_timeout(conn, deadline)
-            answer = conn.getresponse()
-            data = _read_all(conn, answer, deadline)
-        except TimeoutError:
-            self._discard(key)
+            with self._client.stream(
+                method, url, content=body, headers=headers, timeout=limit
+            ) as answer:
+                chunks = []
+                try:
+                    for chunk in answer.iter_bytes():
+                        chunks.append(chunk)
+                        got += len(chunk)
+                except (httpcore2.RemoteProtocolError, httpcore2.ReadError):
+                    raise TransportError(f"the answer was cut short after {got} bytes") from None
+        except httpcore2.TimeoutException:
             raise TransportError(f"no complete answer within {limit:g} s", timed_out=True) from None
-        except http.client.IncompleteRead as err:
-            self._discard(key)
-            raise TransportError(
-                f"the answer was cut short after {len(err.partial)} bytes"
-            ) from None
-        except (http.client.HTTPException, OSError) as err:
-            self._discard(key)
-            stale = isinstance(
-                err, http.client.RemoteDisconnected | ConnectionResetError | BrokenPipeError
-            )
-            raise TransportError(_describe(err), stale=stale) from None
-        if answer.will_close:
-            self._discard(key)
-        media = (answer.getheader("Content-Type") or "").split(";", 1)[0].strip().lower()
-        truncated = (answer.getheader(TRUNCATED_HEADER) or "").strip().lower() == "true"
-        challenges = (
-            tuple(answer.msg.get_all("WWW-Authenticate") or ()) if answer.status == 401 else ()
-        )
+        except (httpcore2.ProtocolError, httpcore2.NetworkError, httpx2.HTTPError) as err:
+            raise TransportError(_describe(err), stale=_closed(err)) from None
+        sent = answer.request.headers.get("Authorization") is not None
+        values = answer.headers
+        challenges = tuple(values.get_list("WWW-Authenticate")) if answer.status_code == 401 else ()
         return Response(
-            answer.status,
-            media,
-            data,
-            answer.getheader("Location"),
-            truncated,
+            answer.status_code,
+            (values.get("Content-Type") or "").split(";", 1)[0].strip().lower(),
+            b"".join(chunks),
+            values.get("Location"),
+            (values.get(TRUNCATED_HEADER) or "").strip().lower() == "true",
             challenges,
-            server=answer.getheader("Server"),
+            credentials=self._auth.source if self._auth is not None and sent else None,
+            server=values.get("Server"),
         )
 
 
-def _with(headers: dict[str, str], authorization: Authorization | None) -> dict[str, str]:
-    """``headers`` plus the Authorization header, when there is one."""
-    if authorization is None:
-        return headers
-    return {**headers, "Authorization": authorization.value}
+def _unanswered() -> bool:
+    """True when no byte of an answer has come on this thread's exchange."""
+    exchange = _EXCHANGE.get()
+    return exchange is not None and exchange.received == 0
 
 
-def _set_timeout(conn: http.client.HTTPConnection, deadline: float) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        raise TimeoutError
-    conn.timeout = remaining
-    if conn.sock is not None:
-        conn.sock.settimeout(remaining)
-
-
-def _read_all(
-    conn: http.client.HTTPConnection, answer: http.client.HTTPResponse, deadline: float
-) -> bytes:
-    """The whole body, checking the deadline between reads (IncompleteRead if cut short)."""
-    chunks = []
-    while True:
-        _set_timeout(conn, deadline)
-        chunk = answer.read(_READ_CHUNK)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    if answer.length not in (None, 0):
-        raise http.client.IncompleteRead(b"".join(chunks), answer.length)
-    return b"".join(chunks)
-
-
-def _dropped(conn: http.client.HTTPConnection) -> bool:
-    """True when an idle kept-alive connection must not be reused: the server closed it, or
-    it holds bytes nobody asked for."""
-    sock = conn.sock
-    if sock is None:
-        return False
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
+def _closed(err: BaseException) -> bool:
+    """True when ``err`` says the server closed the connection before any answer."""
+    cause = err.__cause__ or err.__context__
+    closed = isinstance(err, httpcore2.RemoteProtocolError) or isinstance(
+        cause, ConnectionResetError | BrokenPipeError
+    )
+    return closed and _unanswered()
 
 
 def _describe(err: BaseException) -> str:
     """A short, credential-free reason for a connection failure."""
-    if isinstance(err, ConnectionRefusedError):
+    cause = err.__cause__ or err.__context__ or err
+    if isinstance(cause, ConnectionRefusedError):
         return "connection refused (is the server running?)"
-    if isinstance(err, socket.gaierror):
+    if isinstance(cause, socket.gaierror):
         return "host name not found"
-    if isinstance(err, ssl.SSLError):
-        return f"TLS failure ({err.reason or 'handshake'})"
-    if isinstance(err, http.client.RemoteDisconnected):
+    if isinstance(cause, ssl.SSLError):
+        return f"TLS failure ({cause.reason or 'handshake'})"
+    if isinstance(err, httpcore2.RemoteProtocolError) and _unanswered():
         return "the server closed the connection without answering"
-    if isinstance(err, http.client.HTTPException):
+    if isinstance(err, httpcore2.ProtocolError | httpx2.HTTPError):
         return f"broken HTTP answer ({type(err).__name__})"
-    text = err.strerror if isinstance(err, OSError) and err.strerror else type(err).__name__
+    text = cause.strerror if isinstance(cause, OSError) and cause.strerror else type(cause).__name__
     return f"connection failed ({text})"

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
 from platformdirs import user_data_dir
@@ -83,7 +83,6 @@ from labbrain.store.base import (
     with_base,
 )
 from labbrain.store.remote.auth import HOW_TO_SET, Credentials, credentials_from_settings, refusal
-from labbrain.store.remote.http import HttpClient, Response, TransportError
 from labbrain.store.remote.sparql import (
     COUNT_VARIABLE,
     bind_values,
@@ -99,6 +98,9 @@ from labbrain.store.remote.sparql import (
     staging_is_stale,
     with_prologue,
 )
+
+if TYPE_CHECKING:
+    from labbrain.store.remote.http import Response
 
 log = logging.getLogger("labbrain.store.remote.store")
 
@@ -215,6 +217,9 @@ class RemoteStore:
     restore_undone = False
 
     def __init__(self, endpoints: Endpoints, *, read_only: bool = False) -> None:
+        # httpx is imported when a remote store opens, not by every labbrain command.
+        from labbrain.store.remote.http import HttpClient
+
         self.endpoints = endpoints
         self.read_only = read_only
         self.location = endpoints.query
@@ -284,6 +289,8 @@ class RemoteStore:
         Virtuoso gives when two requests write one graph at once) is sent again, after a
         short random pause, up to DEADLOCK_ATTEMPTS times: nothing of it was written.
         """
+        from labbrain.store.remote.http import TransportError
+
         headers = {"Content-Type": content_type}
         if accept:
             headers["Accept"] = accept
@@ -452,6 +459,8 @@ class RemoteStore:
                 "(changed meanwhile, or it cuts pages too); retry, or raise the server's row "
                 "limit",
             )
+        from labbrain.store.remote.http import Response
+
         merged = json.dumps({"head": {"vars": variables}, "results": {"bindings": bindings}})
         whole = Response(200, "application/sparql-results+json", merged.encode("utf-8"))
         result, _ = _results(whole, url)
