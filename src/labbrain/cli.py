@@ -39,17 +39,17 @@ from labbrain.errors import (
     StoreLocked,
     UnusablePath,
 )
-from labbrain.files import atomic_file
-from labbrain.ingest.load import FORMATS, detect_format, read_source
-from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
-from labbrain.ops.workflows import ingest_params, task_runner
-from labbrain.paths import (
+from labbrain.files import (
+    atomic_file,
     check_input_directory,
     check_input_file,
     check_new_directory,
     check_output_file,
     path_error,
 )
+from labbrain.ingest.load import FORMATS, detect_format, read_source
+from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
+from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, graph_iri
 from labbrain.settings import EXAMPLES, Settings
 from labbrain.store.export import EXPORT_FORMATS

@@ -496,13 +496,13 @@ def test_a_bad_path_among_several_loads_nothing(tmp_path: Path) -> None:
 
 
 def test_the_path_checks_need_nothing_of_the_loader() -> None:
-    """The checks the commands run on their paths (labbrain.paths) import nothing of labbrain
+    """The checks the commands run on their paths (labbrain.files) import nothing of labbrain
     but the error tree: not the load pipeline, which uses them too."""
     code = (
-        "import sys, labbrain.paths\n"
+        "import sys, labbrain.files\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('labbrain'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.split() == ["labbrain", "labbrain.errors", "labbrain.paths"]
+    assert done.stdout.split() == ["labbrain", "labbrain.errors", "labbrain.files"]

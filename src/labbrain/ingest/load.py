@@ -36,6 +36,7 @@ from labbrain.errors import (
     StaleDataset,
     UnsupportedFormat,
 )
+from labbrain.files import check_input_directory, check_input_file, path_error
 from labbrain.index.dataset_state import DatasetState, NodeState, content_digest
 from labbrain.index.links import TYPED, LinkRow
 from labbrain.index.text import IndexRecord
@@ -48,7 +49,6 @@ from labbrain.ingest.roam_export import (
     is_discourse_export,
     is_export_context,
 )
-from labbrain.paths import check_input_directory, check_input_file, path_error
 from labbrain.rdf.namespaces import (
     DATASET_GRAPH_PREFIX,
     LB,
@@ -199,7 +199,7 @@ class Prepared:
 
 # ---------------------------------------------------------------------------- paths
 #: How to pass what a device or named pipe gives to ``labbrain load``: on stdin (the
-#: ``stream_hint`` of :func:`~labbrain.paths.check_input_file`).
+#: ``stream_hint`` of :func:`~labbrain.files.check_input_file`).
 LOAD_STREAM_HINT = "pipe its content in instead: labbrain load - --format FORMAT < {path}"
 
 
