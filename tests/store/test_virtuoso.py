@@ -200,7 +200,9 @@ def test_a_load_into_virtuoso_holds_what_the_embedded_store_holds(
         loaded = remote.load(str(SAMPLE))
         assert loaded.graph == report.graph and loaded.quads == report.quads
         assert canonical(remote, loaded.graph) == expected
-        assert [hit.node.uid for hit in remote.search("actin membrane", limit=10).hits] == hits
+        assert [
+            hit.node.uid for hit in remote.search(SearchQuery("actin membrane", limit=10)).hits
+        ] == hits
 
 
 # ----------------------------------------------------------------- a server that cuts answers
