@@ -9,6 +9,7 @@ dataset cites them without it (:func:`cited`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from labbrain.discourse.models import CitedNode, NodeRef, SearchResult
 from labbrain.index.text import IndexedNode, SearchHit
@@ -20,30 +21,30 @@ def slug(graph: str) -> str:
     return graph.removeprefix(DATASET_GRAPH_PREFIX)
 
 
+def _attribution(node: IndexedNode) -> dict[str, Any]:
+    """The fields that cite an indexed node (uid, dataset, type, title, creator, created,
+    url), as every attributed answer entry names them."""
+    return {
+        "uid": node.uid,
+        "dataset": slug(node.graph),
+        "nodeType": node.node_type,
+        "title": node.title,
+        "creator": node.creator,
+        "created": node.created,
+        "url": node.iri,
+    }
+
+
 def node_ref(node: IndexedNode) -> NodeRef:
     """The attributed reference of an indexed node."""
-    return NodeRef(
-        uid=node.uid,
-        dataset=slug(node.graph),
-        nodeType=node.node_type,
-        title=node.title,
-        creator=node.creator,
-        created=node.created,
-        url=node.iri,
-    )
+    return NodeRef(**_attribution(node))
 
 
 def search_result(hit: SearchHit) -> SearchResult:
     """The answer's entry for a search hit: the node attributed, its snippet and score."""
     node = hit.node
     return SearchResult(
-        uid=node.uid,
-        dataset=slug(node.graph),
-        nodeType=node.node_type,
-        title=node.title,
-        creator=node.creator,
-        created=node.created,
-        url=node.iri,
+        **_attribution(node),
         modified=node.modified,
         snippet=hit.snippet,
         imageCount=node.images,
