@@ -28,6 +28,19 @@ LB: Final = "https://w3id.org/labbrain/ns#"
 #: SPARQL 1.1 Service Description and the W3C formats namespace (the endpoint's description).
 SD: Final = "http://www.w3.org/ns/sparql-service-description#"
 W3C_FORMATS: Final = "http://www.w3.org/ns/formats/"
+#: Nanopublications: the schema, its extension terms, and the temporary namespace of an
+#: unsigned nanopublication (signing replaces it with a trusty URI).
+NP: Final = "http://www.nanopub.org/nschema#"
+NPX: Final = "http://purl.org/nanopub/x/"
+NP_TEMP: Final = "http://purl.org/nanopub/temp/"
+#: The Citation Typing Ontology (stances: supports, disputes, ...).
+CITO: Final = "http://purl.org/spar/cito/"
+#: Knowledge Pixels' general terms, the classes the Discourse Graphs nanopub port types nodes with.
+KPXL: Final = "https://w3id.org/kpxl/gen/terms/"
+FOAF: Final = "http://xmlns.com/foaf/0.1/"
+SCHEMA: Final = "http://schema.org/"
+#: Where an ORCID iD resolves: a person's ORCID is recorded as this IRI + the iD.
+ORCID_RESOLVER: Final = "https://orcid.org/"
 #: Where a DOI resolves: a DOI source is recorded as this IRI.
 DOI_RESOLVER: Final = "https://doi.org/"
 
@@ -53,6 +66,10 @@ SYSTEM_GRAPH: Final = "urn:labbrain:system"
 TASKS_GRAPH: Final = "urn:labbrain:tasks"
 #: What each load changed in its dataset (labbrain.ingest.changes).
 CHANGES_GRAPH: Final = "urn:labbrain:changes"
+#: The people map: display names (as exports carry them) to ORCID iDs.
+PEOPLE_GRAPH: Final = "urn:labbrain:people"
+#: What labbrain published: one record per nanopublication it signed.
+PUBLISHED_GRAPH: Final = "urn:labbrain:published"
 DATASET_GRAPH_PREFIX: Final = "urn:labbrain:dataset:"
 #: A project's graph is ``PROJECT_PREFIX + slug``.
 PROJECT_PREFIX: Final = "urn:labbrain:project:"
@@ -95,6 +112,8 @@ MEMORY_PREFIX: Final = "urn:labbrain:memory:"
 LINK_PREFIX: Final = "urn:labbrain:link:"
 PROPOSITION_PREFIX: Final = "urn:labbrain:proposition:"
 PROPOSITION_RELATION_PREFIX: Final = "urn:labbrain:proposition-relation:"
+PERSON_PREFIX: Final = "urn:labbrain:person:"
+PUBLICATION_PREFIX: Final = "urn:labbrain:publication:"
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 

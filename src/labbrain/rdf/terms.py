@@ -7,13 +7,15 @@ in positional notation, ``xsd:integer``, plain strings, and fresh IRIs
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
+from urllib.parse import quote
 
 from pyoxigraph import Literal, NamedNode
 
-from labbrain.rdf.namespaces import XSD
+from labbrain.rdf.namespaces import DOI_RESOLVER, XSD
 
 
 def now() -> datetime:
@@ -56,3 +58,18 @@ def new_iri(prefix: str) -> NamedNode:
     """A fresh IRI ``prefix + <random hex>`` for an agent-written resource (``prefix`` is one
     of :mod:`labbrain.rdf.namespaces`, e.g. ``FINDING_PREFIX``)."""
     return NamedNode(prefix + uuid.uuid4().hex)
+
+
+#: A DOI written in running text: ``10.<registrant>/<suffix>``, up to white space or a closing
+#: bracket, quote or angle bracket (``doi:``, ``https://doi.org/`` before it are left out).
+_DOI_IN_TEXT = re.compile(r"\b10\.\d{4,9}/[^\s\"'<>\]\[)(}{|]+")
+
+
+def dois_in(text: str) -> list[str]:
+    """The DOIs written in ``text``, each once, in order, as ``https://doi.org/<doi>`` IRIs
+    (a sentence's closing punctuation is not part of the DOI)."""
+    found: dict[str, None] = {}
+    for match in _DOI_IN_TEXT.finditer(text):
+        doi = match.group(0).rstrip(".,;:")
+        found.setdefault(DOI_RESOLVER + quote(doi, safe="/:;()._-"), None)
+    return list(found)

@@ -1,0 +1,671 @@
+"""The lab's claims as nanopublications: one per Claim, Evidence, Question or Result node and
+one per relation between two of them, signed, with trusty URIs.
+
+A nanopublication is three named graphs and a head that names them:
+
+- **assertion**: a node typed with its ``dg:`` core class and, beside it, the class the
+  nanopub community's claim and evidence templates use (``kpxl:Claim``, ``kpxl:Evidence``,
+  ``kpxl:Question``; none exists for a Result), labelled, identified by its uid, described by
+  its markdown; or a relation as the direct triple of the lab's relation type, that type's
+  label and ``dg:`` core property, and the CiTO stance beside Supports (``cito:supports``) and
+  Opposes (``cito:disputes``);
+- **provenance**: the assertion attributed to the author's ORCID (``prov:wasAttributedTo``),
+  generated when the node was created, derived from the node's page and the DOIs of the
+  sources it cites;
+- **publication info**: creator, date, licence, ``npx:introduces`` the node, and
+  ``npx:supersedes`` the earlier nanopublication of a node or relation that changed.
+
+Authors: exports name people by display name; the people map
+(:mod:`~labbrain.publish.people`) resolves them. Nothing is signed for an author without an
+ORCID: :class:`MissingOrcids` lists every name missing before anything is written. Unsigned
+output (no key) is a dry run: temporary URIs, nothing remembered.
+
+What was published is remembered in :data:`~labbrain.rdf.namespaces.PUBLISHED_GRAPH` (see
+:mod:`~labbrain.publish.ledger`): an unchanged node or relation is published again with its
+first date and supersession, so signing gives the same trusty URI; a changed one gets a new
+nanopublication that supersedes the last; one no longer in the dataset can be retracted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import IO
+
+from pyoxigraph import Literal, NamedNode
+
+from labbrain.core import LabBrain
+from labbrain.errors import DatasetNotFound, InputError, InvalidArgument, NodeNotFound
+from labbrain.index.text import IndexedNode
+from labbrain.publish.ledger import Ledger, Publication
+from labbrain.publish.people import People
+from labbrain.rdf.namespaces import (
+    CITO,
+    DATASET_GRAPH_PREFIX,
+    DCT,
+    DG,
+    FOAF,
+    KPXL,
+    LB,
+    NP,
+    NP_TEMP,
+    NPX,
+    PROV,
+    RDF,
+    RDFS,
+    XSD,
+    graph_iri,
+)
+from labbrain.rdf.nanopub import SigningKey, sign
+from labbrain.rdf.terms import canonical_time, dois_in, now
+from labbrain.store import templates
+
+#: The core classes published, each with the community class beside it (None: there is none).
+KINDS: dict[str, str | None] = {
+    DG + "Claim": KPXL + "Claim",
+    DG + "Evidence": KPXL + "Evidence",
+    DG + "Question": KPXL + "Question",
+    LB + "Result": None,
+}
+#: The CiTO stance beside a relation of these core properties.
+STANCES: dict[str, str] = {DG + "supports": CITO + "supports", DG + "opposes": CITO + "disputes"}
+#: Kinds in order of an evidence chain: a Result grounds Evidence, which argues a Claim, which
+#: answers a Question.
+CHAIN_RANK: dict[str, int] = {
+    LB + "Result": 0,
+    DG + "Evidence": 1,
+    DG + "Claim": 2,
+    DG + "Question": 3,
+}
+DEFAULT_LICENSE = "https://creativecommons.org/licenses/by/4.0/"
+#: The export format name of nanopublications (``labbrain export --format nanopub``).
+NANOPUB = "nanopub"
+_XSD_DATETIME = NamedNode(XSD + "dateTime")
+
+
+class MissingOrcids(InvalidArgument):
+    """Some authors have no ORCID in the people map: nothing was signed."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        shown = ", ".join(repr(n) for n in names[:20])
+        more = f" and {len(names) - 20} more" if len(names) > 20 else ""
+        super().__init__(
+            "key",
+            f"nothing is signed for an author without an ORCID; missing: {shown}{more}. Add "
+            'them with: labbrain people set "NAME" 0000-0000-0000-0000 (or labbrain people '
+            "import FILE), or export without --key for an unsigned dry run",
+        )
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to publish: the datasets (slugs or IRIs; none: every dataset), one node with its
+    evidence chain (``node``, a uid), or the nodes a SPARQL SELECT's ``?node`` binds."""
+
+    graphs: tuple[str, ...] = ()
+    node: str | None = None
+    sparql: str | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to publish: the signing key (None: an unsigned dry run), the licence IRI, whether
+    to retract what was published and is gone, and whether to add an index nanopublication
+    (always for a node's evidence chain)."""
+
+    key: SigningKey | None = None
+    license: str = DEFAULT_LICENSE
+    retract_deleted: bool = False
+    index: bool = False
+
+
+@dataclass(frozen=True)
+class _Node:
+    ref: IndexedNode
+    kind: str
+    content: str
+    derived_from: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Relation:
+    graph: str
+    source: str
+    relation: str
+    label: str
+    core: str | None
+    destination: str
+    author: str | None
+
+
+@dataclass
+class PublishReport:
+    """What a publication wrote: counts per outcome and the nanopublications' URIs."""
+
+    signed: bool
+    nodes: int = 0
+    relations: int = 0
+    new: int = 0
+    superseding: int = 0
+    unchanged: int = 0
+    retracted: int = 0
+    index: str | None = None
+    uris: list[str] = field(default_factory=list)
+    #: uids of nodes left out of a signed publication because they have no creator.
+    skipped: list[str] = field(default_factory=list)
+    #: What :func:`remember` records (signed publications only).
+    records: list[Publication] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        """The report as JSON-ready data."""
+        return {
+            "signed": self.signed,
+            "nodes": self.nodes,
+            "relations": self.relations,
+            "new": self.new,
+            "superseding": self.superseding,
+            "unchanged": self.unchanged,
+            "retracted": self.retracted,
+            "index": self.index,
+            "nanopublications": len(self.uris),
+            "skippedWithoutCreator": self.skipped,
+        }
+
+
+def publish(
+    brain: LabBrain, selection: Selection, options: Options, output: IO[bytes]
+) -> PublishReport:
+    """Write the selection's nanopublications to ``output`` as TriG, one after another.
+
+    Signed (``options.key``): every author must have an ORCID (else :class:`MissingOrcids`,
+    before anything is written), nodes without a creator are left out (``skipped``), and the
+    report carries the records :func:`remember` keeps once the output is safely written.
+    Unsigned: temporary URIs, and nothing to remember."""
+    nodes, relations = _select(brain, selection)
+    report = PublishReport(signed=options.key is not None)
+    if options.key is not None:
+        # Nothing to attribute a node without a creator to: left out, and said.
+        report.skipped = [n.ref.uid for n in nodes if not n.ref.creator]
+        nodes = [n for n in nodes if n.ref.creator]
+        kept = {n.ref.iri for n in nodes}
+        relations = [r for r in relations if r.source in kept and r.destination in kept]
+    people = People(brain.store)
+    authors = people.resolve({n.ref.creator for n in nodes if n.ref.creator})
+    if options.key is not None:
+        missing = sorted(name for name, orcid in authors.items() if not orcid)
+        if missing:
+            raise MissingOrcids(missing)
+    records: list[Publication] = []
+    graphs = sorted({n.ref.graph for n in nodes} | {r.graph for r in relations})
+    known = Ledger(brain.store).records(graphs)
+    if options.key is None:
+        output.write(b"# Unsigned nanopublications (a dry run): temporary URIs, not published.\n")
+    for unit in _units(nodes, relations, authors, options):
+        earlier = known.get(unit.key)
+        live = earlier if earlier is not None and not earlier.retracted else None
+        outcome, published = _publish_unit(unit, live, options)
+        output.write(published.trig.encode("utf-8"))
+        report.uris.append(published.uri)
+        if unit.is_node:
+            report.nodes += 1
+        else:
+            report.relations += 1
+        setattr(report, outcome, getattr(report, outcome) + 1)
+        records.append(
+            Publication(
+                unit.key,
+                unit.graph,
+                published.uri,
+                unit.digest,
+                published.date,
+                published.supersedes,
+                False,
+            )
+        )
+    if options.retract_deleted:
+        present = {unit_key for unit_key in (r.key for r in records)}
+        for record in known.values():
+            if record.key in present or record.retracted:
+                continue
+            uri, trig = _retraction(record, options)
+            output.write(trig.encode("utf-8"))
+            report.uris.append(uri)
+            report.retracted += 1
+            records.append(
+                Publication(
+                    record.key,
+                    record.graph,
+                    record.uri,
+                    record.digest,
+                    record.date,
+                    record.supersedes,
+                    True,
+                )
+            )
+    if options.index or selection.node is not None:
+        title = f"Evidence chain of {selection.node}" if selection.node else "Nanopublications"
+        uri, trig = _index(report.uris, title, options)
+        output.write(trig.encode("utf-8"))
+        report.index = uri
+    report.records = records if options.key is not None else []
+    return report
+
+
+def remember(brain: LabBrain, report: PublishReport) -> None:
+    """Record what a signed publication published (call it once its output is safely
+    written: a publication whose file was lost must not count as published)."""
+    if report.records:
+        Ledger(brain.store).remember(report.records)
+
+
+@dataclass(frozen=True)
+class _Published:
+    uri: str
+    trig: str
+    date: str
+    supersedes: str | None
+
+
+def _publish_unit(
+    unit: _Unit, earlier: Publication | None, options: Options
+) -> tuple[str, _Published]:
+    """The unit's nanopublication and its outcome (``unchanged``, ``superseding`` or
+    ``new``). Unchanged since ``earlier`` (same digest, and signed: the same URI again) keeps
+    its date and supersession; anything else is dated now and supersedes ``earlier``."""
+    if earlier is not None and earlier.digest == unit.digest:
+        uri, trig = _finish(unit, earlier.date, earlier.supersedes, options)
+        if options.key is None or uri == earlier.uri:
+            return "unchanged", _Published(uri, trig, earlier.date, earlier.supersedes)
+    date = canonical_time(now())
+    supersedes = earlier.uri if earlier is not None else None
+    uri, trig = _finish(unit, date, supersedes, options)
+    return ("superseding" if supersedes else "new"), _Published(uri, trig, date, supersedes)
+
+
+# ------------------------------------------------------------------------------ selecting
+def _select(brain: LabBrain, selection: Selection) -> tuple[list[_Node], list[_Relation]]:
+    """The nodes and relations a selection publishes, in a stable order."""
+    loaded = set(brain.index.graphs())
+    if selection.graphs:
+        graphs = [graph_iri(g) for g in selection.graphs]
+        for graph in graphs:
+            if graph not in loaded:
+                raise DatasetNotFound(
+                    graph, sorted(g.removeprefix(DATASET_GRAPH_PREFIX) for g in loaded)
+                )
+    else:
+        graphs = sorted(loaded)
+    kinds: dict[tuple[str, str], str] = {}
+    for graph in graphs:
+        for row in templates.run(brain.store, "core_kinds", graph=graph):
+            if row["kind"] in KINDS:
+                kinds[(graph, row["node"])] = row["kind"]
+    edges = _edges(brain, graphs)
+    chosen = set(kinds)
+    if selection.node is not None:
+        chosen = _chain(brain, selection.node, graphs, kinds, edges)
+    elif selection.sparql is not None:
+        chosen = _queried(brain, selection.sparql, kinds)
+    by_graph: dict[str, list[str]] = defaultdict(list)
+    for graph, iri in sorted(chosen):
+        by_graph[graph].append(iri)
+    nodes: list[_Node] = []
+    for graph, iris in by_graph.items():
+        refs = brain.index.nodes_by_iri(iris, graph)
+        sources = _sources(brain, graph, iris)
+        for iri in iris:
+            ref = refs.get(iri)
+            if ref is None:
+                continue
+            nodes.append(
+                _Node(ref, kinds[(graph, iri)], brain.index.content(graph, iri), sources[iri])
+            )
+    published = {(n.ref.graph, n.ref.iri): n for n in nodes}
+    relations = [
+        _Relation(
+            e.graph,
+            e.source,
+            e.relation,
+            e.label,
+            e.core,
+            e.destination,
+            published[(e.graph, e.source)].ref.creator,
+        )
+        for e in edges
+        if (e.graph, e.source) in published and (e.graph, e.destination) in published
+    ]
+    return nodes, relations
+
+
+@dataclass(frozen=True)
+class _Edge:
+    graph: str
+    source: str
+    relation: str
+    label: str
+    core: str | None
+    destination: str
+
+
+def _edges(brain: LabBrain, graphs: list[str]) -> list[_Edge]:
+    """Every typed relation of ``graphs`` with its type's label and core property, sorted."""
+    types: dict[tuple[str, str], tuple[str, str | None]] = {}
+    for row in templates.run(brain.store, "relation_types"):
+        types[(row["graph"], row["relation"])] = (row["label"], row["core"])
+    edges: set[_Edge] = set()
+    for graph in graphs:
+        for row in templates.run(brain.store, "typed_edges", graph=graph):
+            label, core = types.get((graph, row["relation"]), (None, None))
+            if label is None:  # an inverse relation type: its forward twin is there too
+                continue
+            edges.add(_Edge(graph, row["source"], row["relation"], label, core, row["destination"]))
+    return sorted(edges, key=lambda e: (e.graph, e.source, e.label, e.destination))
+
+
+def _chain(
+    brain: LabBrain,
+    uid: str,
+    graphs: list[str],
+    kinds: dict[tuple[str, str], str],
+    edges: list[_Edge],
+) -> set[tuple[str, str]]:
+    """A node and its evidence chain: every node reached by typed relations that climb the
+    chain (Result -> Evidence -> Claim -> Question) from it, and every node reached by
+    relations that descend it."""
+    found = brain.index.nodes_by_uid(uid, graphs)
+    if not found:
+        raise NodeNotFound(uid)
+    start = found[0]
+    if (start.graph, start.iri) not in kinds:
+        raise InvalidArgument(
+            "node",
+            f"{uid} is a {start.node_type}; publish a Claim, Evidence, Question or Result",
+        )
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for edge in edges:
+        if edge.graph == start.graph:
+            neighbours[edge.source].add(edge.destination)
+            neighbours[edge.destination].add(edge.source)
+    chosen = {(start.graph, start.iri)}
+    for climbing in (True, False):
+        frontier = [start.iri]
+        while frontier:
+            nxt = []
+            for iri in frontier:
+                rank = CHAIN_RANK[kinds[(start.graph, iri)]]
+                for other in neighbours[iri]:
+                    kind = kinds.get((start.graph, other))
+                    if kind is None or (start.graph, other) in chosen:
+                        continue
+                    if (CHAIN_RANK[kind] > rank) == climbing and CHAIN_RANK[kind] != rank:
+                        chosen.add((start.graph, other))
+                        nxt.append(other)
+            frontier = nxt
+    return chosen
+
+
+def _queried(
+    brain: LabBrain, sparql: str, kinds: dict[tuple[str, str], str]
+) -> set[tuple[str, str]]:
+    """The published-kind nodes a SELECT binds to ``?node`` (in every dataset holding them)."""
+    result = brain.query(sparql)
+    variables = [v.value for v in getattr(result, "variables", [])]
+    if "node" not in variables:
+        raise InvalidArgument("select", "the query must be a SELECT binding ?node to nodes")
+    iris = set()
+    for solution in result:  # type: ignore[union-attr]
+        value = solution["node"]
+        if isinstance(value, NamedNode):
+            iris.add(value.value)
+    return {(graph, iri) for graph, iri in kinds if iri in iris}
+
+
+def _sources(brain: LabBrain, graph: str, iris: list[str]) -> dict[str, tuple[str, ...]]:
+    """What each node was derived from: its page, and each source it links to (by relation or
+    in its text) as the DOIs written in that source, else the source's page."""
+    links = brain.index.links_of(graph, iris)
+    others = {link.other for rows in links.values() for link in rows}
+    refs = brain.index.nodes_by_iri(others, graph)
+    source_iris = {
+        iri for iri, ref in refs.items() if ref.node_type.lower() in ("source", "source document")
+    }
+    dois = {
+        iri: dois_in(refs[iri].title + "\n" + brain.index.content(graph, iri)) or [iri]
+        for iri in source_iris
+    }
+    derived: dict[str, tuple[str, ...]] = {}
+    for iri in iris:
+        found: dict[str, None] = {iri: None}
+        for link in links.get(iri, []):
+            for doi in dois.get(link.other, []):
+                found.setdefault(doi, None)
+        derived[iri] = tuple(found)
+    return derived
+
+
+# ------------------------------------------------------------------------------ building
+@dataclass(frozen=True)
+class _Unit:
+    """One nanopublication before its date, supersession and signature."""
+
+    key: str
+    graph: str
+    is_node: bool
+    label: str
+    author: str | None  # ORCID IRI
+    author_name: str | None
+    created: str | None
+    introduces: str | None
+    assertion: tuple[tuple[NamedNode, NamedNode, NamedNode | Literal], ...]
+    derived_from: tuple[str, ...]
+    license: str
+
+    @property
+    def digest(self) -> str:
+        """A digest of what the nanopublication says (not when it was published)."""
+        lines = sorted(f"{s} {p} {o}" for s, p, o in self.assertion)
+        lines += [f"author {self.author} {self.author_name}", f"created {self.created}"]
+        lines += sorted(f"from {iri}" for iri in self.derived_from)
+        lines.append(f"license {self.license}")
+        return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
+
+
+def _units(
+    nodes: list[_Node],
+    relations: list[_Relation],
+    authors: dict[str, str | None],
+    options: Options,
+) -> Iterator[_Unit]:
+    """The nanopublications of the nodes, then of the relations."""
+    label = NamedNode(RDFS + "label")
+    a = NamedNode(RDF + "type")
+    for node in nodes:
+        ref = node.ref
+        subject = NamedNode(ref.iri)
+        triples: list[tuple[NamedNode, NamedNode, NamedNode | Literal]] = [
+            (subject, a, NamedNode(node.kind)),
+            (subject, label, Literal(ref.title)),
+            (subject, NamedNode(DCT + "identifier"), Literal(ref.uid)),
+            (subject, NamedNode(LB + "nodeType"), Literal(ref.node_type)),
+        ]
+        community = KINDS[node.kind]
+        if community:
+            triples.append((subject, a, NamedNode(community)))
+        if node.content.strip():
+            triples.append((subject, NamedNode(DCT + "description"), Literal(node.content)))
+        yield _Unit(
+            key=f"node {ref.iri}",
+            graph=ref.graph,
+            is_node=True,
+            label=f"{ref.node_type}: {ref.title}",
+            author=authors.get(ref.creator or ""),
+            author_name=ref.creator,
+            created=ref.created,
+            introduces=ref.iri,
+            assertion=tuple(triples),
+            derived_from=node.derived_from,
+            license=options.license,
+        )
+    for rel in relations:
+        source, destination, prop = (
+            NamedNode(rel.source),
+            NamedNode(rel.destination),
+            NamedNode(rel.relation),
+        )
+        triples = [(source, prop, destination), (prop, label, Literal(rel.label))]
+        if rel.core:
+            triples.append((prop, NamedNode(RDFS + "subPropertyOf"), NamedNode(rel.core)))
+            stance = STANCES.get(rel.core)
+            if stance:
+                triples.append((source, NamedNode(stance), destination))
+        yield _Unit(
+            key=f"relation {rel.source} {rel.relation} {rel.destination}",
+            graph=rel.graph,
+            is_node=False,
+            label=f"{rel.label} relation",
+            author=authors.get(rel.author or ""),
+            author_name=rel.author,
+            created=None,
+            introduces=None,
+            assertion=tuple(triples),
+            derived_from=(rel.source,),
+            license=options.license,
+        )
+
+
+class _Trig:
+    """One nanopublication's TriG text, graph by graph."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.graphs: dict[str, list[str]] = defaultdict(list)
+
+    @property
+    def this(self) -> NamedNode:
+        """The nanopublication itself (``base/``: the signer keeps the slash form)."""
+        return NamedNode(self.base + "/")
+
+    def sub(self, name: str) -> NamedNode:
+        """One of its parts (``base/Head``, ``base/assertion``, ...)."""
+        return NamedNode(f"{self.base}/{name}")
+
+    def add(self, graph: str, s: NamedNode, p: str | NamedNode, o: NamedNode | Literal) -> None:
+        predicate = p if isinstance(p, NamedNode) else NamedNode(p)
+        self.graphs[graph].append(f"  {s} {predicate} {o} .")
+
+    def text(self) -> str:
+        """The TriG text, graph by graph."""
+        blocks = [
+            f"{self.sub(name)} {{\n" + "\n".join(lines) + "\n}\n"
+            for name, lines in self.graphs.items()
+        ]
+        return "".join(blocks)
+
+
+def _skeleton(base: str) -> _Trig:
+    """A nanopublication's head naming its three graphs."""
+    trig = _Trig(base)
+    this = trig.this
+    trig.add("Head", this, RDF + "type", NamedNode(NP + "Nanopublication"))
+    trig.add("Head", this, NP + "hasAssertion", trig.sub("assertion"))
+    trig.add("Head", this, NP + "hasProvenance", trig.sub("provenance"))
+    trig.add("Head", this, NP + "hasPublicationInfo", trig.sub("pubinfo"))
+    return trig
+
+
+def _pubinfo(
+    trig: _Trig, date: str, options: Options, creator: str | None, name: str | None
+) -> None:
+    this = trig.this
+    trig.add("pubinfo", this, DCT + "created", Literal(date, datatype=_XSD_DATETIME))
+    trig.add("pubinfo", this, DCT + "license", NamedNode(options.license))
+    if creator:
+        trig.add("pubinfo", this, DCT + "creator", NamedNode(creator))
+        if name:
+            trig.add("pubinfo", NamedNode(creator), FOAF + "name", Literal(name))
+
+
+def _temp_base(seed: str) -> str:
+    return NP_TEMP + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
+
+
+def _signed(trig: _Trig, options: Options) -> tuple[str, str]:
+    """(URI, TriG) of a built nanopublication: signed with the key, else as it is."""
+    text = trig.text()
+    if options.key is None:
+        return trig.this.value, text + "\n"
+    result = sign(text, options.key)
+    return result.uri, result.trig + "\n"
+
+
+def _finish(unit: _Unit, date: str, supersedes: str | None, options: Options) -> tuple[str, str]:
+    """(URI, TriG) of a unit's nanopublication published at ``date``."""
+    trig = _skeleton(_temp_base(unit.key + unit.digest))
+    assertion = trig.sub("assertion")
+    for s, p, o in unit.assertion:
+        trig.add("assertion", s, p, o)
+    if unit.author:
+        trig.add("provenance", assertion, PROV + "wasAttributedTo", NamedNode(unit.author))
+        if unit.author_name:
+            trig.add("provenance", NamedNode(unit.author), FOAF + "name", Literal(unit.author_name))
+    elif unit.author_name:  # a dry run only: signing refuses authors without an ORCID
+        trig.add("provenance", assertion, DCT + "creator", Literal(unit.author_name))
+    if unit.created:
+        trig.add(
+            "provenance",
+            assertion,
+            PROV + "generatedAtTime",
+            Literal(unit.created, datatype=_XSD_DATETIME),
+        )
+    for iri in unit.derived_from:
+        trig.add("provenance", assertion, PROV + "wasDerivedFrom", NamedNode(iri))
+    _pubinfo(trig, date, options, unit.author, unit.author_name)
+    this = trig.this
+    trig.add("pubinfo", this, RDFS + "label", Literal(unit.label))
+    if unit.introduces:
+        trig.add("pubinfo", this, NPX + "introduces", NamedNode(unit.introduces))
+    if supersedes:
+        trig.add("pubinfo", this, NPX + "supersedes", NamedNode(supersedes))
+    return _signed(trig, options)
+
+
+def _retraction(record: Publication, options: Options) -> tuple[str, str]:
+    """A nanopublication retracting ``record``'s (its node or relation is gone)."""
+    signer = options.key.orcid if options.key else None
+    trig = _skeleton(_temp_base("retract " + record.uri))
+    who = NamedNode(signer) if signer else NamedNode(record.uri)
+    trig.add("assertion", who, NPX + "retracts", NamedNode(record.uri))
+    trig.add(
+        "provenance",
+        trig.sub("assertion"),
+        PROV + "wasAttributedTo",
+        NamedNode(signer) if signer else NamedNode(record.uri),
+    )
+    _pubinfo(
+        trig, canonical_time(now()), options, signer, options.key.name if options.key else None
+    )
+    return _signed(trig, options)
+
+
+def _index(uris: list[str], title: str, options: Options) -> tuple[str, str]:
+    """An index nanopublication (``npx:NanopubIndex``) including every one of ``uris``."""
+    if not uris:
+        raise InputError("nothing to index: the selection holds no nanopublication")
+    trig = _skeleton(_temp_base("index " + " ".join(uris)))
+    this = trig.this
+    for uri in uris:
+        trig.add("assertion", this, NPX + "includesElement", NamedNode(uri))
+    signer = options.key.orcid if options.key else None
+    if signer:
+        trig.add("provenance", trig.sub("assertion"), PROV + "wasAttributedTo", NamedNode(signer))
+    else:
+        trig.add("provenance", trig.sub("assertion"), PROV + "wasDerivedFrom", NamedNode(uris[0]))
+    _pubinfo(
+        trig, canonical_time(now()), options, signer, options.key.name if options.key else None
+    )
+    trig.add("pubinfo", this, RDF + "type", NamedNode(NPX + "NanopubIndex"))
+    trig.add("pubinfo", this, DCT + "title", Literal(title))
+    return _signed(trig, options)
