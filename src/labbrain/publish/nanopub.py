@@ -58,7 +58,7 @@ from labbrain.rdf.namespaces import (
     XSD,
     graph_iri,
 )
-from labbrain.rdf.nanopub import SigningKey, sign
+from labbrain.rdf.nanopub import SigningKey, sign_many
 from labbrain.rdf.terms import canonical_time, dois_in, now
 from labbrain.store import templates
 
@@ -203,25 +203,35 @@ def publish(
     known = Ledger(brain.store).records(graphs)
     if options.key is None:
         output.write(b"# Unsigned nanopublications (a dry run): temporary URIs, not published.\n")
-    for unit in _units(nodes, relations, authors, options):
-        earlier = known.get(unit.key)
-        live = earlier if earlier is not None and not earlier.retracted else None
-        outcome, published = _publish_unit(unit, live, options)
-        output.write(published.trig.encode("utf-8"))
-        report.uris.append(published.uri)
-        if unit.is_node:
+    plans = [
+        _plan(unit, known.get(unit.key), options)
+        for unit in _units(nodes, relations, authors, options)
+    ]
+    for plan, (uri, trig) in zip(plans, _sign_all([p.text for p in plans], options), strict=True):
+        if (
+            plan.outcome == "unchanged"
+            and options.key is not None
+            and plan.earlier
+            and (uri != plan.earlier.uri)
+        ):
+            # Same content, another URI (another key, say): a new publication superseding it.
+            plan.redate(plan.earlier.uri)
+            uri, trig = _sign_all([plan.text], options)[0]
+        output.write(trig.encode("utf-8"))
+        report.uris.append(uri)
+        if plan.unit.is_node:
             report.nodes += 1
         else:
             report.relations += 1
-        setattr(report, outcome, getattr(report, outcome) + 1)
+        setattr(report, plan.outcome, getattr(report, plan.outcome) + 1)
         records.append(
             Publication(
-                unit.key,
-                unit.graph,
-                published.uri,
-                unit.digest,
-                published.date,
-                published.supersedes,
+                plan.unit.key,
+                plan.unit.graph,
+                uri,
+                plan.unit.digest,
+                plan.date,
+                plan.supersedes,
                 False,
             )
         )
@@ -261,28 +271,38 @@ def remember(brain: LabBrain, report: PublishReport) -> None:
         Ledger(brain.store).remember(report.records)
 
 
-@dataclass(frozen=True)
-class _Published:
-    uri: str
-    trig: str
+@dataclass
+class _Plan:
+    """One unit's nanopublication before signing: its date, what it supersedes, and the
+    outcome it is counted as (``unchanged``, ``superseding`` or ``new``)."""
+
+    unit: _Unit
+    earlier: Publication | None
     date: str
     supersedes: str | None
+    outcome: str
+    text: str = ""
+
+    def redate(self, supersedes: str | None) -> None:
+        """Publish it now instead, superseding ``supersedes``."""
+        self.date = canonical_time(now())
+        self.supersedes = supersedes
+        self.outcome = "superseding" if supersedes else "new"
+        self.text = _build(self.unit, self.date, self.supersedes)
 
 
-def _publish_unit(
-    unit: _Unit, earlier: Publication | None, options: Options
-) -> tuple[str, _Published]:
-    """The unit's nanopublication and its outcome (``unchanged``, ``superseding`` or
-    ``new``). Unchanged since ``earlier`` (same digest, and signed: the same URI again) keeps
-    its date and supersession; anything else is dated now and supersedes ``earlier``."""
-    if earlier is not None and earlier.digest == unit.digest:
-        uri, trig = _finish(unit, earlier.date, earlier.supersedes, options)
-        if options.key is None or uri == earlier.uri:
-            return "unchanged", _Published(uri, trig, earlier.date, earlier.supersedes)
-    date = canonical_time(now())
-    supersedes = earlier.uri if earlier is not None else None
-    uri, trig = _finish(unit, date, supersedes, options)
-    return ("superseding" if supersedes else "new"), _Published(uri, trig, date, supersedes)
+def _plan(unit: _Unit, earlier: Publication | None, options: Options) -> _Plan:
+    """What to publish for ``unit`` given its last record: unchanged since ``earlier`` (same
+    digest) keeps that date and supersession (signing then gives the same URI again);
+    anything else is dated now and supersedes ``earlier``. A retracted record counts as none."""
+    live = earlier if earlier is not None and not earlier.retracted else None
+    if live is not None and live.digest == unit.digest:
+        plan = _Plan(unit, live, live.date, live.supersedes, "unchanged")
+        plan.text = _build(unit, plan.date, plan.supersedes)
+        return plan
+    plan = _Plan(unit, live, "", None, "new")
+    plan.redate(live.uri if live is not None else None)
+    return plan
 
 
 # ------------------------------------------------------------------------------ selecting
@@ -577,11 +597,12 @@ def _skeleton(base: str) -> _Trig:
 
 
 def _pubinfo(
-    trig: _Trig, date: str, options: Options, creator: str | None, name: str | None
+    trig: _Trig, date: str, license_iri: str, creator: str | None, name: str | None
 ) -> None:
+    """The publication info every nanopublication has: date, licence, creator."""
     this = trig.this
     trig.add("pubinfo", this, DCT + "created", Literal(date, datatype=_XSD_DATETIME))
-    trig.add("pubinfo", this, DCT + "license", NamedNode(options.license))
+    trig.add("pubinfo", this, DCT + "license", NamedNode(license_iri))
     if creator:
         trig.add("pubinfo", this, DCT + "creator", NamedNode(creator))
         if name:
@@ -592,17 +613,21 @@ def _temp_base(seed: str) -> str:
     return NP_TEMP + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:32]
 
 
-def _signed(trig: _Trig, options: Options) -> tuple[str, str]:
-    """(URI, TriG) of a built nanopublication: signed with the key, else as it is."""
-    text = trig.text()
+def _sign_all(texts: list[str], options: Options) -> list[tuple[str, str]]:
+    """(URI, TriG) of each built nanopublication: signed with the key, else as it is."""
     if options.key is None:
-        return trig.this.value, text + "\n"
-    result = sign(text, options.key)
-    return result.uri, result.trig + "\n"
+        return [(_temp_uri(text), text + "\n") for text in texts]
+    return [(done.uri, done.trig + "\n") for done in sign_many(texts, options.key)]
 
 
-def _finish(unit: _Unit, date: str, supersedes: str | None, options: Options) -> tuple[str, str]:
-    """(URI, TriG) of a unit's nanopublication published at ``date``."""
+def _temp_uri(text: str) -> str:
+    """The temporary URI of an unsigned nanopublication built by :func:`_skeleton`."""
+    start = text.index("<" + NP_TEMP) + 1
+    return text[start : text.index("/Head>", start)] + "/"
+
+
+def _build(unit: _Unit, date: str, supersedes: str | None) -> str:
+    """The unsigned TriG of a unit's nanopublication published at ``date``."""
     trig = _skeleton(_temp_base(unit.key + unit.digest))
     assertion = trig.sub("assertion")
     for s, p, o in unit.assertion:
@@ -622,14 +647,26 @@ def _finish(unit: _Unit, date: str, supersedes: str | None, options: Options) ->
         )
     for iri in unit.derived_from:
         trig.add("provenance", assertion, PROV + "wasDerivedFrom", NamedNode(iri))
-    _pubinfo(trig, date, options, unit.author, unit.author_name)
+    _pubinfo(trig, date, unit.license, unit.author, unit.author_name)
     this = trig.this
     trig.add("pubinfo", this, RDFS + "label", Literal(unit.label))
     if unit.introduces:
         trig.add("pubinfo", this, NPX + "introduces", NamedNode(unit.introduces))
     if supersedes:
         trig.add("pubinfo", this, NPX + "supersedes", NamedNode(supersedes))
-    return _signed(trig, options)
+    return trig.text()
+
+
+def _signer_pubinfo(trig: _Trig, options: Options) -> None:
+    """Publication info of a nanopublication the signer makes (a retraction, an index)."""
+    key = options.key
+    _pubinfo(
+        trig,
+        canonical_time(now()),
+        options.license,
+        key.orcid if key else None,
+        key.name if key else None,
+    )
 
 
 def _retraction(record: Publication, options: Options) -> tuple[str, str]:
@@ -644,10 +681,8 @@ def _retraction(record: Publication, options: Options) -> tuple[str, str]:
         PROV + "wasAttributedTo",
         NamedNode(signer) if signer else NamedNode(record.uri),
     )
-    _pubinfo(
-        trig, canonical_time(now()), options, signer, options.key.name if options.key else None
-    )
-    return _signed(trig, options)
+    _signer_pubinfo(trig, options)
+    return _sign_all([trig.text()], options)[0]
 
 
 def _index(uris: list[str], title: str, options: Options) -> tuple[str, str]:
@@ -663,9 +698,7 @@ def _index(uris: list[str], title: str, options: Options) -> tuple[str, str]:
         trig.add("provenance", trig.sub("assertion"), PROV + "wasAttributedTo", NamedNode(signer))
     else:
         trig.add("provenance", trig.sub("assertion"), PROV + "wasDerivedFrom", NamedNode(uris[0]))
-    _pubinfo(
-        trig, canonical_time(now()), options, signer, options.key.name if options.key else None
-    )
+    _signer_pubinfo(trig, options)
     trig.add("pubinfo", this, RDF + "type", NamedNode(NPX + "NanopubIndex"))
     trig.add("pubinfo", this, DCT + "title", Literal(title))
-    return _signed(trig, options)
+    return _sign_all([trig.text()], options)[0]
