@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import nanopub_sign
@@ -118,25 +117,7 @@ def checked(uri: str, quads: list[Quad]) -> None:
     assert info["trusty_hash"] and info["signature"], f"{uri} is not signed"
 
 
-# ------------------------------------------------------------------ fixtures
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Path]:
-    with LabBrain(settings_for(tmp_path / "store")) as brain:
-        brain.load(str(SAMPLE))
-    yield tmp_path / "store"
-
-
-@pytest.fixture(scope="module")
-def key(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("key") / "id_rsa.pem"
-    private = nanopub_sign.KeyPair().private  # base64 PKCS#8, as the nanopub tools keep it
-    lines = [private[i : i + 64] for i in range(0, len(private), 64)]
-    path.write_text(
-        "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
-    )
-    return path
-
-
+# ------------------------------------------------------------------ helpers
 def run(store: Path, *args: str) -> Result:
     return CliRunner().invoke(main, ["--store", str(store), *args])
 
@@ -449,3 +430,25 @@ def test_a_signer_unknown_to_the_people_map_is_refused(store: Path, key: Path) -
     result = run(store, "export", "--format", "nanopub", "--key", str(key), "--signer", "Nobody")
     assert result.exit_code == 2
     assert "neither an ORCID iD nor a name of the people map" in result.output
+
+
+def test_a_node_with_a_1_mb_title_is_refused_before_anything_is_written(
+    key: Path, tmp_path: Path
+) -> None:
+    doc = _export()
+    _, uid = _a_claim_with_a_creator()
+    for entry in doc["@graph"]:  # type: ignore[attr-defined]
+        if entry.get("@id") == f"pages:{uid}":
+            entry["title"] = "[[CLM]] - " + "x" * (1 << 20)
+    big = tmp_path / "big.jsonld"
+    big.write_text(json.dumps(doc), encoding="utf-8")
+    store = tmp_path / "store"
+    assert run(store, "load", str(big)).exit_code == 0
+    map_people(store)
+    out = tmp_path / "np.trig"
+    result = export(store, out, key)
+    assert result.exit_code == 2
+    assert uid in result.output and "at most 10,000 characters" in result.output
+    assert not out.exists()
+    with LabBrain(settings_for(store)) as brain:
+        assert not list(brain.store.quads("urn:labbrain:published"))

@@ -39,6 +39,7 @@ from pyoxigraph import Literal, NamedNode
 from labbrain.core import LabBrain
 from labbrain.errors import DatasetNotFound, InputError, InvalidArgument, NodeNotFound
 from labbrain.index.text import IndexedNode
+from labbrain.ingest.nanopub import MAX_TITLE_CHARS
 from labbrain.publish.ledger import Ledger, Publication
 from labbrain.publish.people import People
 from labbrain.rdf.namespaces import (
@@ -180,6 +181,8 @@ def publish(
 ) -> PublishReport:
     """Write the selection's nanopublications to ``output`` as TriG, one after another.
 
+    Refused (InputError) before anything is written: a node whose title is longer than
+    :data:`~labbrain.ingest.nanopub.MAX_TITLE_CHARS` (labbrain would not load it back).
     Signed (``options.key``): every author must have an ORCID (else :class:`MissingOrcids`,
     before anything is written), nodes without a creator are left out (``skipped``), and the
     report carries the records :func:`remember` keeps once the output is safely written.
@@ -192,6 +195,16 @@ def publish(
         nodes = [n for n in nodes if n.ref.creator]
         kept = {n.ref.iri for n in nodes}
         relations = [r for r in relations if r.source in kept and r.destination in kept]
+    too_long = [n.ref.uid for n in nodes if len(n.ref.title) > MAX_TITLE_CHARS]
+    if too_long:
+        shown = ", ".join(too_long[:10]) + (
+            f" and {len(too_long) - 10} more" if len(too_long) > 10 else ""
+        )
+        raise InputError(
+            f"a nanopublication's title is at most {MAX_TITLE_CHARS:,} characters (as labbrain "
+            f"loads them), and these nodes' titles are longer: {shown}; shorten them in the "
+            "lab's graph, or leave them out with --select"
+        )
     people = People(brain.store)
     authors = people.resolve({n.ref.creator for n in nodes if n.ref.creator})
     if options.key is not None:
