@@ -412,3 +412,26 @@ def store_target(backend: str, store_dir: Path, tmp_path: Path) -> Iterator[Targ
         return
     with remote_server(backend, tmp_path / f"{backend}-target") as server:
         yield server
+
+
+# ---------------------------------------------------------------------------- publishing
+@pytest.fixture
+def sample_store(tmp_path: Path) -> Iterator[Path]:
+    """A store directory holding the sample export (closed: commands open it themselves)."""
+    with LabBrain(settings_for(tmp_path / "store")) as brain:
+        brain.load(str(SAMPLE))
+    yield tmp_path / "store"
+
+
+@pytest.fixture(scope="module")
+def signing_key_pem(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An RSA private key file in PEM, as the nanopub tools keep one (made by nanopub-sign)."""
+    import nanopub_sign
+
+    path = tmp_path_factory.mktemp("key") / "id_rsa.pem"
+    private = nanopub_sign.KeyPair().private  # base64 PKCS#8
+    lines = [private[i : i + 64] for i in range(0, len(private), 64)]
+    path.write_text(
+        "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
+    )
+    return path

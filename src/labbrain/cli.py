@@ -18,8 +18,9 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 from pydantic import ValidationError
@@ -34,6 +35,8 @@ from labbrain.errors import (
     BackupInvalid,
     EndpointReadOnly,
     InputError,
+    InvalidArgument,
+    ItemNotFound,
     LabbrainError,
     SettingsError,
     StoreLocked,
@@ -50,6 +53,11 @@ from labbrain.files import (
 from labbrain.ingest.load import FORMATS, detect_format, read_source
 from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
 from labbrain.ops.workflows import ingest_params, task_runner
+from labbrain.publish.crate import DEFAULT_LICENSE as BUNDLE_LICENSE
+from labbrain.publish.nanopub import DEFAULT_LICENSE, NANOPUB, Options, Selection, remember
+from labbrain.publish.nanopub import publish as publish_nanopubs
+from labbrain.publish.people import People, read_people_file
+from labbrain.publish.signing import signing_key
 from labbrain.rdf.namespaces import DATASET_GRAPH_PREFIX, graph_iri
 from labbrain.settings import EXAMPLES, Settings
 from labbrain.store.export import EXPORT_FORMATS
@@ -236,6 +244,12 @@ pass_ctx = click.make_pass_decorator(Context)
     "--format", "fmt", type=click.Choice(sorted(FORMATS)), help="Input format (needed for -)."
 )
 @click.option("--strict", is_flag=True, default=None, help="Refuse exports with any warning.")
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Load nanopublications whose signature or trusty hash fails, or that are unsigned, "
+    "marked unverified (default: reported and left out).",
+)
 @click.option("--engine", type=click.Choice(["native", "pyld"]), help="JSON-LD engine for exports.")
 @click.option("--json", "as_json", is_flag=True, help="Print the load reports as JSON.")
 @pass_ctx
@@ -245,6 +259,7 @@ def load(
     graph: str | None,
     fmt: str | None,
     strict: bool | None,
+    allow_unverified: bool,
     engine: str | None,
     as_json: bool,
 ) -> None:
@@ -253,7 +268,8 @@ def load(
 
     Loading a path again replaces its graph atomically. "-" reads stdin (with --format).
     Every path is checked (a readable file of a known format, or a vault) before anything is
-    loaded.
+    loaded. A .trig file of nanopublications is recognised as one (or say --format nanopub):
+    their signatures are checked, and those that fail are left out unless --allow-unverified.
     """
     if graph and len(paths) > 1:
         raise InputError("--graph names one dataset; load one file at a time with it")
@@ -265,7 +281,8 @@ def load(
         runner = task_runner(brain)
         for path in paths:
             inputs = {"data": read_source(path, brain.settings)} if path == "-" else {}
-            task = runner.create("ingest", ingest_params(path, graph=graph, fmt=fmt))
+            params = ingest_params(path, graph=graph, fmt=fmt, allow_unverified=allow_unverified)
+            task = runner.create("ingest", params)
             with _progress_bar(brain.settings.progress_min_nodes) as listener:
                 final = runner.start(task.task_id, listener=listener, inputs=inputs)
             reports.append(_load_report(final))
@@ -438,7 +455,13 @@ def _cell(value: Any) -> str:
     "system, tasks or staging graphs.",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(EXPORT_FORMATS)), default="trig", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice([*sorted(EXPORT_FORMATS), NANOPUB]),
+    default="trig",
+    show_default=True,
+    help="nanopub: one nanopublication per Claim, Evidence, Question and Result of the "
+    "datasets, and per relation between two of them (docs/publishing.md).",
 )
 @click.option(
     "--merge",
@@ -451,17 +474,75 @@ def _cell(value: Any) -> str:
     metavar="FILE",
     help="Write to FILE (atomically; a new file gets the mode the umask gives) instead of stdout.",
 )
+@click.option("--node", metavar="UID", help="nanopub: this node and its evidence chain.")
+@click.option(
+    "--select",
+    metavar="FILE",
+    help="nanopub: the nodes a SPARQL SELECT in FILE binds to ?node.",
+)
+@click.option(
+    "--key",
+    metavar="FILE",
+    help="nanopub: sign with this RSA private key (PEM); without it, an unsigned dry run.",
+)
+@click.option(
+    "--signer",
+    metavar="ORCID",
+    help="nanopub: who signs (an ORCID iD, or a name of the people map); needed with --key.",
+)
+@click.option(
+    "--license",
+    "license_iri",
+    metavar="IRI",
+    default=DEFAULT_LICENSE,
+    show_default=True,
+    help="nanopub: the licence of the nanopublications.",
+)
+@click.option(
+    "--retract-deleted",
+    is_flag=True,
+    help="nanopub: retract what was published for nodes and relations no longer there.",
+)
+@click.option("--index", "with_index", is_flag=True, help="nanopub: add an index nanopublication.")
 @pass_ctx
 def export_cmd(
-    ctx: Context, graphs: tuple[str, ...], fmt: str, merge: bool, output: str | None
+    ctx: Context,
+    graphs: tuple[str, ...],
+    fmt: str,
+    merge: bool,
+    output: str | None,
+    node: str | None,
+    select: str | None,
+    key: str | None,
+    signer: str | None,
+    license_iri: str,
+    retract_deleted: bool,
+    with_index: bool,
 ) -> None:
-    """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD."""
+    """Export graphs as Turtle, TriG, N-Triples, N-Quads or compacted JSON-LD, or the lab's
+    claims, evidence and relations as nanopublications (--format nanopub)."""
     target = None
     if output:
         target = check_output_file(
             output,
             stream_hint="write to stdout instead: labbrain export ... > {path}",
         )
+    nanopub_only = {"--node": node, "--select": select, "--key": key, "--signer": signer}
+    if fmt != NANOPUB:
+        used = (
+            [name for name, value in nanopub_only.items() if value]
+            + (["--retract-deleted"] if retract_deleted else [])
+            + (["--index"] if with_index else [])
+        )
+        if used:
+            raise InvalidArgument("format", f"{', '.join(used)} go with --format nanopub")
+    else:
+        selection = Selection(
+            graphs=graphs, node=node, sparql=_read_query_file(select) if select else None
+        )
+        options = Options(license=license_iri, retract_deleted=retract_deleted, index=with_index)
+        _export_nanopubs(ctx, selection, options, key, signer, output, target)
+        return
     with opened(ctx, read_only=True) as brain:
         if target is None:
             brain.export(sys.stdout.buffer, fmt, list(graphs), merge=merge)
@@ -472,6 +553,197 @@ def export_cmd(
                 brain.export(handle, fmt, list(graphs), merge=merge)
         except OSError as error:  # said as the error of the path given
             raise path_error(output or "", error) from None
+
+
+def _export_nanopubs(
+    ctx: Context,
+    selection: Selection,
+    options: Options,
+    key: str | None,
+    signer: str | None,
+    output: str | None,
+    target: Path | None,
+) -> None:
+    """Write the selection's nanopublications; a signed run is remembered once written."""
+    if (key is None) != (signer is None):
+        raise InvalidArgument("signer", "--key and --signer go together")
+    with opened(ctx, read_only=key is None) as brain:
+        if key is not None and signer is not None:
+            options = replace(options, key=signing_key(brain, key, signer))
+        if target is None:
+            report = publish_nanopubs(brain, selection, options, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        else:
+            try:
+                with atomic_file(target) as handle:
+                    report = publish_nanopubs(brain, selection, options, handle)
+            except OSError as error:
+                raise path_error(output or "", error) from None
+        remember(brain, report)
+    done = report.as_dict()
+    err.print(
+        f"{done['nanopublications']} nanopublications ({report.nodes} nodes, "
+        f"{report.relations} relations, {report.new} new, {report.superseding} superseding, "
+        f"{report.unchanged} unchanged, {report.retracted} retractions)"
+        + (f"; index {report.index}" if report.index else "")
+    )
+    if report.skipped:
+        err.print(
+            f"left out, no creator to attribute them to: {', '.join(report.skipped[:10])}"
+            + (f" and {len(report.skipped) - 10} more" if len(report.skipped) > 10 else "")
+        )
+    if not report.signed:
+        err.print("unsigned (a dry run): pass --key and --signer to sign and publish")
+
+
+# ---------------------------------------------------------------------------- bundle
+@main.command()
+@click.argument("uid")
+@click.option(
+    "-o",
+    "--output",
+    "directory",
+    required=True,
+    metavar="DIR",
+    help="Write the bundle to DIR: a new or empty directory (an earlier bundle with --replace).",
+)
+@click.option("--dataset", help="Dataset slug, when the uid is in several.")
+@click.option(
+    "--crate-version",
+    type=click.Choice(["1.2", "1.1"]),
+    default="1.2",
+    show_default=True,
+    help="RO-Crate version (1.1: what the lab's own bundles use).",
+)
+@click.option(
+    "--license",
+    "license_id",
+    default=BUNDLE_LICENSE,
+    show_default=True,
+    help="The bundle's licence: an SPDX identifier or a licence URL.",
+)
+@click.option(
+    "--by",
+    "human",
+    metavar="NAME",
+    help="Who asks for the bundle (default: your login name); ORCID from the people map.",
+)
+@click.option("--agent", metavar="NAME", help="The assistant that makes the bundle, if one does.")
+@click.option("--replace", is_flag=True, help="Replace the earlier bundle in DIR.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was bundled as JSON.")
+@pass_ctx
+def bundle(
+    ctx: Context,
+    uid: str,
+    directory: str,
+    dataset: str | None,
+    crate_version: Literal["1.2", "1.1"],
+    license_id: str,
+    human: str | None,
+    agent: str | None,
+    replace: bool,
+    as_json: bool,
+) -> None:
+    """Write an evidence bundle of the Result or Evidence node UID to DIR: an RO-Crate with
+    the node's statement, its lineage (evidence, claims, questions, sources with DOIs), the
+    people (ORCID where known), its figures, licence and provenance, and a README.
+
+    DIR is written whole or not at all. What the node does not say of method, system and
+    observable is listed as missing, never filled in."""
+    from labbrain.discourse.reader import DiscourseReader
+    from labbrain.publish.bundle import BundleOptions, make_bundle
+
+    options = BundleOptions(
+        crate_version=crate_version,
+        license=license_id,
+        human=human,
+        agent=agent,
+        dataset=dataset,
+        replace=replace,
+    )
+    with opened(ctx, read_only=True) as brain:
+        report = make_bundle(DiscourseReader(brain), uid, Path(directory), options)
+    if as_json:
+        out.print_json(report.model_dump_json())
+        return
+
+    def count(items: list[Any], one: str, many: str) -> str:
+        return f"{len(items)} {one if len(items) == 1 else many}"
+
+    parts = [count(report.evidence, "evidence", "evidence")] if report.evidence else []
+    parts += [
+        count(report.statements, "claim", "claims"),
+        count(report.questions, "question", "questions"),
+        count(report.sources, "source", "sources") + f" ({count(report.dois, 'DOI', 'DOIs')})",
+        count(report.people, "person", "people")
+        + f" ({sum(1 for p in report.people if p.orcid)} with ORCID)",
+        count(report.figures, "figure", "figures")
+        + f" ({sum(1 for f in report.figures if f.copied)} copied)",
+    ]
+    out.print(
+        f"bundled {report.node.nodeType} {report.node.uid} to {directory} (RO-Crate "
+        f"{report.crateVersion}, {report.entities} entities): {', '.join(parts)}"
+    )
+    if report.missing:
+        out.print(f"not stated by the node: {', '.join(report.missing)}")
+    for figure in report.figures:
+        if figure.note:
+            err.print(Text.assemble(("warning: ", "yellow"), f"{figure.image}: {figure.note}"))
+    for note in report.notes:
+        err.print(Text.assemble(("note: ", "yellow"), note))
+
+
+# ---------------------------------------------------------------------------- people
+@main.group()
+def people() -> None:
+    """The people map: display names (as exports carry them) to ORCID iDs."""
+
+
+@people.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the map as JSON.")
+@pass_ctx
+def people_list(ctx: Context, as_json: bool) -> None:
+    """Every name with its ORCID iD."""
+    with opened(ctx, read_only=True) as brain:
+        known = People(brain.store).all()
+    if as_json:
+        out.print(json.dumps(known, indent=2, ensure_ascii=False))
+        return
+    for name, orcid in known.items():
+        out.print(f"{name}\t{orcid}")
+
+
+@people.command("set")
+@click.argument("name")
+@click.argument("orcid")
+@pass_ctx
+def people_set(ctx: Context, name: str, orcid: str) -> None:
+    """Map NAME (as the exports spell it) to ORCID (0000-0002-1825-0097 or its URL)."""
+    with opened(ctx, read_only=False) as brain:
+        iri = People(brain.store).set(name, orcid)
+    err.print(f"{name}: {iri}")
+
+
+@people.command("import")
+@click.argument("file")
+@pass_ctx
+def people_import(ctx: Context, file: str) -> None:
+    """Map every name of FILE: CSV with columns name,orcid, or JSON {name: orcid}."""
+    pairs = read_people_file(check_input_file(file))
+    with opened(ctx, read_only=False) as brain:
+        done = People(brain.store).set_many(pairs)
+    err.print(f"{len(done)} people mapped")
+
+
+@people.command("remove")
+@click.argument("name")
+@pass_ctx
+def people_remove(ctx: Context, name: str) -> None:
+    """Forget NAME."""
+    with opened(ctx, read_only=False) as brain:
+        if not People(brain.store).remove(name):
+            raise ItemNotFound("person", name, "labbrain people list lists them")
+    err.print(f"{name}: removed")
 
 
 # ---------------------------------------------------------------------------- inspect

@@ -146,9 +146,11 @@ class LabBrain:
         progress: Progress | None = None,
         read: SourceInput | None = None,
         load_id: str | None = None,
+        allow_unverified: bool = False,
     ) -> LoadReport:
         """Load one file (or ``-`` stdin) into its dataset graph and index it; see
-        :func:`~labbrain.ingest.load.load_source` (``read``: the input already read)."""
+        :func:`~labbrain.ingest.load.load_source` (``read``: the input already read;
+        ``allow_unverified``: load nanopublications whose signature fails, marked so)."""
         try:
             report = load_source(
                 self.store,
@@ -161,6 +163,7 @@ class LabBrain:
                 index_sink=self.index.replace_graph,
                 load_id=load_id,
                 previous=self.index.dataset_state,
+                allow_unverified=allow_unverified,
             )
         except BaseException:
             # The index may already hold entries of the load that did not land: re-sync.

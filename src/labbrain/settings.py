@@ -144,6 +144,13 @@ class Settings(BaseSettings):
         f"separated by {os.pathsep!r}, or a JSON list; symlinks resolved). Empty: assistants "
         "cannot load files.",
     )
+    bundle_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir("labbrain", appauthor=False)) / "bundles",
+        description="Directory the bundle_evidence tool writes evidence bundles (RO-Crates) "
+        "into, one directory per bundle name; created when missing. The tool writes nowhere "
+        "else (default: `bundles` beside the default store, e.g. "
+        "~/.local/share/labbrain/bundles).",
+    )
     task_wait_max_seconds: float = Field(
         default=60.0,
         gt=0,
@@ -368,8 +375,8 @@ class Settings(BaseSettings):
     toolsets: str = Field(
         default="default",
         description="MCP toolsets `labbrain mcp` offers, comma-separated: discourse, sparql, "
-        "notes, notebook, memory, claims, tasks, semantic; `default` is discourse,sparql,notes "
-        "and `all` is every toolset (see docs/tools.md).",
+        "notes, notebook, memory, claims, tasks, semantic, bundles; `default` is "
+        "discourse,sparql,notes and `all` is every toolset (see docs/tools.md).",
     )
     read_only: bool = Field(
         default=False,

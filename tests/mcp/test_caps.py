@@ -480,6 +480,15 @@ RECIPES: dict[str, Recipe] = {
     "list_tasks": lambda lab, p: {"limit": 200},
     "cancel_task": lambda lab, p: {"taskId": lab.tasks.get("embed", lab.tasks["load"])},
     "resume_task": lambda lab, p: {"taskId": lab.tasks["load"]},
+    # the most linked Result of the lab: the largest lineage a bundle holds
+    "bundle_evidence": lambda lab, p: {
+        "uid": max(
+            lab.brain.index.nodes(node_types=["Result"], limit=500)[0],
+            key=lambda n: len(lab.brain.index.links_of(n.graph, [n.iri])[n.iri]),
+        ).uid,
+        "name": f"caps-pass-{p}",
+        "replace": True,
+    },
     "create_project": lambda lab, p: {
         "name": f"Caps pass {p}",
         "description": words(4_900, p),

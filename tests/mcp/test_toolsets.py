@@ -67,7 +67,9 @@ def test_toolset_names_resolve_in_one_order() -> None:
 def test_an_unknown_or_missing_toolset_is_an_error_naming_the_known_ones(names: str) -> None:
     with pytest.raises(SettingsError) as raised:
         resolve_toolsets(names)
-    known = "discourse, sparql, notes, notebook, memory, claims, tasks, semantic, default, all"
+    known = (
+        "discourse, sparql, notes, notebook, memory, claims, tasks, semantic, bundles, default, all"
+    )
     assert str(raised.value).endswith(f"toolsets: {known}")
 
 
@@ -87,7 +89,7 @@ def test_the_default_server_lists_the_default_tools(sample_brain: LabBrain) -> N
 def test_all_lists_every_tool_once(sample_brain: LabBrain) -> None:
     every = {spec.name for specs in TOOLSETS.values() for spec in specs}
     names = [tool.name for tool in listed(build_server(sample_brain, tuple(TOOLSETS)))]
-    assert len(names) == len(set(names)) == len(every) == 54
+    assert len(names) == len(set(names)) == len(every) == 55
 
 
 # ------------------------------------------------------------------------ read-only
@@ -126,7 +128,7 @@ def test_toolsets_and_read_only_come_from_the_environment(tmp_path: Path) -> Non
     assert result.exit_code != 0
     assert result.stderr.strip().splitlines() == [
         "error: settings: unknown toolset 'banana'; toolsets: discourse, sparql, notes, notebook, "
-        "memory, claims, tasks, semantic, default, all"
+        "memory, claims, tasks, semantic, bundles, default, all"
     ]
 
 
@@ -174,7 +176,7 @@ def test_the_listing_fits_its_budget_over_stdio(loaded_store: Path, toolsets: st
     if expected is not None:
         assert [t.name for t in tools] == expected
     else:
-        assert len(tools) == 54
+        assert len(tools) == 55
     read_first, outputs = _size(tools)
     budget_read_first, budget_outputs = BUDGETS[toolsets]
     assert read_first <= budget_read_first, f"{toolsets}: {read_first} characters"

@@ -118,6 +118,16 @@ def checked(uri: str, quads: list[Quad]) -> None:
 
 
 # ------------------------------------------------------------------ helpers
+@pytest.fixture
+def store(sample_store: Path) -> Path:
+    return sample_store
+
+
+@pytest.fixture
+def key(signing_key_pem: Path) -> Path:
+    return signing_key_pem
+
+
 def run(store: Path, *args: str) -> Result:
     return CliRunner().invoke(main, ["--store", str(store), *args])
 

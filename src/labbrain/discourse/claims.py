@@ -1,20 +1,31 @@
 """The status of a claim (``get_claim_status``): what supports and opposes it, directly and
-through one node, by creator, with the sources of the direct evidence.
+through one node, by creator, with the sources of the direct evidence; and, beside them, the
+stances loaded nanopublications take on it (``outside``, :func:`outside_stances`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Container, Iterable
+from typing import Any
 
 from labbrain.discourse.models import (
     CitedNode,
     ClaimStatusResult,
     CreatorStance,
     Detail,
+    NodeRef,
+    OutsideCounts,
+    OutsideStance,
     StanceNode,
 )
 from labbrain.discourse.refs import cited, node_ref, slug
 from labbrain.discourse.scope import ReadScope
 from labbrain.index.text import IndexedNode
+from labbrain.rdf.namespaces import CITO, DG
 from labbrain.store import templates
+
+#: How a stance property is shown: its namespace as a prefix.
+_PREFIXES = {CITO: "cito:", DG: "dg:"}
 
 
 def get_claim_status(
@@ -74,9 +85,17 @@ def _claim_status(scope: ReadScope, uid: str, dataset: str | None) -> ClaimStatu
     creators = {n.creator for n in supporting + opposing}
     evidence = supporting + opposing
     single = bool(evidence) and (len(sources) <= 1 if sources else len(creators) <= 1)
+    direct = {row["other"] for row in rows if not row["via"]}
+    stance_rows = templates.run(scope.brain.store, "outside_stances", node=claim.iri)
+    outside = outside_stances(scope, stance_rows, claim, direct)
     note = None
     if not evidence:
         note = "nothing supports or opposes this node yet; find_gaps lists such claims"
+        if outside:
+            note = (
+                "nothing of its dataset supports or opposes this node (find_gaps lists such "
+                f"claims); {len(outside)} stance(s) of loaded nanopublications are in outside"
+            )
     return ClaimStatusResult(
         dataset=slug(claim.graph),
         claim=node_ref(claim),
@@ -86,8 +105,70 @@ def _claim_status(scope: ReadScope, uid: str, dataset: str | None) -> ClaimStatu
         sources=sources,
         contested=bool(supporting) and bool(opposing),
         singleSource=single,
+        outside=outside,
+        outsideCounts=outside_counts(outside),
         note=note,
     )
+
+
+def outside_stances(
+    scope: ReadScope,
+    rows: Iterable[dict[str, Any]],
+    claim: IndexedNode,
+    related: Container[str],
+) -> list[OutsideStance]:
+    """The stances of ``rows`` (the ``outside_stances`` template's, on ``claim``) as the
+    claim's status lists them, supporting first, then by date: all those held in other
+    datasets, and those of the claim's own dataset whose subject is not among ``related``
+    (the nodes a typed relation already shows supporting or opposing it). A subject that is
+    a node of the stance's dataset is given attributed, any other as its IRI."""
+    kept = [
+        row
+        for row in rows
+        if row["node"] == claim.iri
+        and not (row["graph"] == claim.graph and row["subject"] in related)
+    ]
+    refs: dict[str, dict[str, NodeRef]] = {}
+    for graph in dict.fromkeys(row["graph"] for row in kept):
+        refs[graph] = scope.refs((r["subject"] for r in kept if r["graph"] == graph), graph)
+    stances = [
+        OutsideStance(
+            stance=row["stance"],
+            property=_compact(row["property"]),
+            subject=refs[row["graph"]].get(row["subject"], row["subject"]),
+            nanopub=row["nanopub"],
+            author=row["author"],
+            authorName=row["authorName"],
+            date=row["date"],
+            verified=bool(row["verified"]),
+            dataset=slug(row["graph"]),
+        )
+        for row in kept
+        if row["stance"] in ("supports", "disputes")
+    ]
+    stances.sort(key=lambda s: (s.stance != "supports", s.date or "", s.nanopub))
+    return stances
+
+
+def outside_counts(stances: Iterable[OutsideStance]) -> OutsideCounts:
+    """How many of ``stances`` support, dispute, and come from unverified nanopublications."""
+    counts = OutsideCounts()
+    for stance in stances:
+        if stance.stance == "supports":
+            counts.supports += 1
+        else:
+            counts.disputes += 1
+        counts.unverified += not stance.verified
+    return counts
+
+
+def _compact(iri: str) -> str:
+    """A stance property with its namespace as a prefix (``cito:disputes``) when it has one
+    of :data:`_PREFIXES`, else its IRI."""
+    for namespace, prefix in _PREFIXES.items():
+        if iri.startswith(namespace):
+            return prefix + iri.removeprefix(namespace)
+    return iri
 
 
 def _sources_of(

@@ -303,6 +303,43 @@ class StanceNode(CitedNode):
     via: CitedNode | str | None = None
 
 
+class OutsideStance(BaseModel):
+    """A stance a loaded nanopublication takes on a node, beside the lab's own relations."""
+
+    stance: Literal["supports", "disputes"]
+    property: str = Field(description="the property it is stated with, e.g. cito:disputes")
+    subject: NodeRef | str = Field(
+        description="what takes the stance: a node of the nanopublication's dataset "
+        "(attributed), else its IRI (a paper, a person, a node not loaded)"
+    )
+    nanopub: str = Field(description="the nanopublication's URI")
+    author: str | None = Field(description="its author's ORCID iD (IRI)")
+    authorName: str | None = Field(description="its author's name (the ORCID iD without one)")
+    date: str | None = Field(description="when it was published, ISO 8601")
+    verified: bool = Field(
+        description="its signature and trusty hash held at load (false: loaded unverified)"
+    )
+    dataset: str = Field(description="the dataset the nanopublication was loaded into")
+
+
+class OutsideCounts(BaseModel):
+    """How many stances loaded nanopublications take on a node (however many are listed)."""
+
+    supports: int = 0
+    disputes: int = 0
+    unverified: int = Field(default=0, description="of them, from unverified nanopublications")
+
+
+class GapNode(NodeRef):
+    """A node of a gap list; a claim that nanopublications take stances on has their counts."""
+
+    outside: OutsideCounts | None = Field(
+        default=None,
+        exclude_if=_absent,
+        description="stances of loaded nanopublications on it (left out when none)",
+    )
+
+
 class CreatorStance(BaseModel):
     """How many supporting / opposing nodes one creator contributed."""
 
@@ -323,6 +360,14 @@ class ClaimStatusResult(BaseModel):
     singleSource: bool = Field(
         description="all the evidence goes back to at most one source (or one creator)"
     )
+    outside: list[OutsideStance] = Field(
+        default_factory=list,
+        description="stances loaded nanopublications take on the claim (other datasets, or "
+        "this one's when no typed relation states them), supporting first",
+    )
+    outsideCounts: OutsideCounts = Field(
+        default_factory=OutsideCounts, description="the outside stances, however many are listed"
+    )
     note: str | None = None
 
 
@@ -330,7 +375,10 @@ class GapsResult(BaseModel):
     """Where the discourse graph is thin."""
 
     unaddressedQuestions: list[NodeRef]
-    claimsWithoutEvidence: list[NodeRef]
+    claimsWithoutEvidence: list[GapNode] = Field(
+        description="claims nothing of their dataset supports or opposes; each with the "
+        "stances loaded nanopublications take on it, if any (outside)"
+    )
     hypothesesWithoutResults: list[NodeRef]
     evidenceWithoutSource: list[NodeRef]
     counts: dict[str, int]

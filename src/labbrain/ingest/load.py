@@ -40,9 +40,10 @@ from labbrain.files import check_input_directory, check_input_file, path_error
 from labbrain.index.dataset_state import DatasetState, NodeState, content_digest
 from labbrain.index.links import TYPED, LinkRow
 from labbrain.index.text import IndexRecord
-from labbrain.ingest import jsonld, obsidian
+from labbrain.ingest import jsonld, nanopub, obsidian
 from labbrain.ingest.changes import change_quads
 from labbrain.ingest.delta import GraphChange
+from labbrain.ingest.nanopub import NANOPUB, NANOPUB_KIND
 from labbrain.ingest.roam_export import (
     ExportAnalysis,
     analyse_export,
@@ -112,7 +113,9 @@ VAULT_KIND = "Obsidian vault (Discourse Graphs plugin)"
 FORMATS: dict[str, RdfFormat | None] = {
     "jsonld": None,
     "turtle": RdfFormat.TURTLE,
+    # A .trig file of nanopublications is recognised as one (NANOPUB) by its heads.
     "trig": RdfFormat.TRIG,
+    NANOPUB: RdfFormat.TRIG,
     "ntriples": RdfFormat.N_TRIPLES,
     "nquads": RdfFormat.N_QUADS,
 }
@@ -223,14 +226,38 @@ def read_source(source: str, settings: Settings) -> bytes:
 
 
 def read_input(
-    source: str, settings: Settings, fmt: str | None = None, data: bytes | None = None
+    source: str,
+    settings: Settings,
+    fmt: str | None = None,
+    data: bytes | None = None,
+    *,
+    allow_unverified: bool = False,
 ) -> SourceInput:
     """Detect the format of ``source`` (``fmt`` when given), read it (unless ``data`` holds
-    its bytes already) and hash it: once per load."""
+    its bytes already) and hash it: once per load.
+
+    A TriG file whose quads hold a nanopublication head (or any file with ``--format
+    nanopub``) is read as nanopublications (:mod:`labbrain.ingest.nanopub`): their signatures
+    are checked here, and those that fail are left out unless ``allow_unverified``."""
     fmt_name = detect_format(source, fmt)
     if fmt_name == VAULT:
         return vault_input(obsidian.read_vault(source, max_bytes=settings.max_input_bytes), source)
     raw = data if data is not None else read_source(source, settings)
+    if fmt_name == NANOPUB or (fmt_name == "trig" and nanopub.may_hold_nanopubs(raw)):
+        quads = nanopub.parse_trig(raw, source)
+        if fmt_name == NANOPUB or nanopub.is_nanopub_file(quads):
+            read = nanopub.read_nanopubs(
+                raw, source, allow_unverified=allow_unverified, quads=quads
+            )
+            parsed = read.json_input(source)
+            return SourceInput(
+                parsed.data or b"",
+                NANOPUB,
+                read.digest,
+                problems=tuple(read.problems),
+                notices=tuple(read.notices),
+                parsed=parsed,
+            )
     return SourceInput(raw, fmt_name, hashlib.sha256(raw).hexdigest())
 
 
@@ -318,6 +345,16 @@ def prepare(
         prepared.slug_hint = slugify(Path(source).resolve().name) or "vault"
         return prepared
     stem = slugify(Path(source).stem) if source != "-" else "stdin"
+    if fmt == NANOPUB:
+        # Nanopublications as read: an export-shaped document, loaded as an export is.
+        # ``data`` is that document (read_input made it from the TriG file).
+        if parsed is not None and settings.jsonld_engine == "native":
+            prepared = _prepare_export(parsed, source, settings, stem)
+        else:
+            prepared = prepare(data, source, "jsonld", settings, fast=fast)
+        prepared.kind = NANOPUB_KIND
+        prepared.slug_hint = stem
+        return prepared
     rdf_format = FORMATS[fmt]
     if rdf_format is not None:
         if rdf_format.supports_datasets:
@@ -590,11 +627,12 @@ def load_source(
     index_sink: IndexSink | None = None,
     load_id: str | None = None,
     previous: Callable[[str], DatasetState] | None = None,
+    allow_unverified: bool = False,
 ) -> LoadReport:
     """Load ``source`` into its dataset graph, replacing what the graph held before.
 
-    ``read`` is the input as :func:`read_input` gave it (it then stands for ``fmt``);
-    otherwise the input is read here, from ``source``.
+    ``read`` is the input as :func:`read_input` gave it (it then stands for ``fmt`` and
+    ``allow_unverified``); otherwise the input is read here, from ``source``.
 
     All or nothing: on any error (also one raised by ``progress``) the store is unchanged.
     ``load_id`` names the load in its record (default: a fresh one), so that a caller that
@@ -616,7 +654,7 @@ def load_source(
     with collection_paused():
         step("read")
         if read is None:
-            read = read_input(source, settings, fmt)
+            read = read_input(source, settings, fmt, allow_unverified=allow_unverified)
         if settings.strict_load and read.problems:
             raise ExportFormatError(source, "strict load refused: " + "; ".join(read.problems))
         step("repair_context")

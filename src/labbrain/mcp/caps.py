@@ -103,6 +103,9 @@ HINTS: dict[str, str] = {
     "list_tasks": "filter by status to reach the tasks cut; get_task(taskId) reads one task",
     "cancel_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
     "resume_task": "get_task(taskId) reads the task again; list_tasks summarises tasks",
+    # evidence bundles
+    "bundle_evidence": "the bundle on disk holds it all (its README and "
+    "ro-crate-metadata.json); get_node(uid) reads a lineage node",
     # project notebook
     "create_project": "get_project_context(project) reads the project",
     "set_active_project": "get_project_context(project) reads the project",

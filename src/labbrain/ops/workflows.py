@@ -22,12 +22,17 @@ from labbrain.tasks.runner import StepContext, TaskRunner
 
 # ---------------------------------------------------------------------- ingest
 def ingest_params(
-    source: str, *, graph: str | None = None, fmt: str | None = None
+    source: str,
+    *,
+    graph: str | None = None,
+    fmt: str | None = None,
+    allow_unverified: bool = False,
 ) -> dict[str, Any]:
     """The parameters of an ingest task for ``source``: an absolute path (checked now to be a
     file, or an Obsidian vault's directory) or ``-`` for stdin, the optional target graph,
-    the format (detected here, so an unknown one is refused before the task exists) and the
-    load id its write will carry."""
+    the format (detected here, so an unknown one is refused before the task exists), the
+    load id its write will carry, and whether nanopublications whose signature is not
+    verified are loaded (marked so) rather than left out."""
     fmt = detect_format(source, fmt)
     label = source
     if source != "-":
@@ -41,6 +46,7 @@ def ingest_params(
         "graph": graph,
         "format": fmt,
         "loadId": uuid.uuid4().hex,
+        "allowUnverified": allow_unverified,
     }
 
 
@@ -73,7 +79,13 @@ def run_ingest(brain: LabBrain, state: TaskState, steps: StepContext) -> dict[st
             "this load read stdin, which cannot be read again; pipe the data to "
             "`labbrain load -` once more"
         )
-    read = read_input(source, brain.settings, params.get("format"), data)
+    read = read_input(
+        source,
+        brain.settings,
+        params.get("format"),
+        data,
+        allow_unverified=bool(params.get("allowUnverified", False)),
+    )
     expected = state.results.get("sourceDigest")
     if expected is not None and expected != read.digest:
         raise InputError(f"{source} changed since the task read it first; start a new load instead")

@@ -13,7 +13,9 @@ Each module lists its tools as data (``TOOLS``). A *toolset* is a named set of t
 - ``memory``: memory domains, memories and weighted edges;
 - ``claims``: propositions, lineage, contradictions;
 - ``tasks``: load a dataset as a background task, poll, list, cancel, resume;
-- ``semantic``: compute the embeddings of semantic search.
+- ``semantic``: compute the embeddings of semantic search;
+- ``bundles``: write an evidence bundle (RO-Crate) of a Result or Evidence node, under the
+  bundle directory of the settings only.
 
 :data:`DEFAULT_TOOLSETS` is what a new user needs on day one; ``all`` names every toolset.
 A read-only server (:func:`offered` with ``read_only``) lists no tool that writes, and its
@@ -41,6 +43,7 @@ _SOURCES: dict[str, tuple[str, str]] = {
     "claims": ("claims", "TOOLS"),
     "tasks": ("tasks", "TOOLS"),
     "semantic": ("semantic", "TOOLS"),
+    "bundles": ("bundles", "TOOLS"),
 }
 
 

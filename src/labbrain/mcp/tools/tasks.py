@@ -152,9 +152,16 @@ async def load_dataset(
         Field(description="dataset slug (default: from the export's @id)"),
     ] = None,
     format: Annotated[
-        Literal["jsonld", "turtle", "trig", "ntriples", "nquads"] | None,
-        Field(description="default: from the file suffix"),
+        Literal["jsonld", "turtle", "trig", "nanopub", "ntriples", "nquads"] | None,
+        Field(description="default: from the file suffix (a .trig of nanopublications is nanopub)"),
     ] = None,
+    allowUnverified: Annotated[
+        bool,
+        Field(
+            description="load nanopublications whose signature fails (or unsigned ones), "
+            "marked unverified; default: reported in the warnings and left out"
+        ),
+    ] = False,
     waitSeconds: WaitSeconds = 0,
 ) -> TaskState:
     """Load a discourse-graph export (or RDF file) as a background task, replacing that
@@ -163,7 +170,7 @@ async def load_dataset(
 
     Next: get_schema or search_nodes."""
     source = allowed_file(path, context.brain.settings.load_dirs)
-    params = ingest_params(str(source), graph=graph, fmt=format)
+    params = ingest_params(str(source), graph=graph, fmt=format, allow_unverified=allowUnverified)
     params["label"] = path
     task = context.runner.create("ingest", params)
     context.runner.start(task.task_id, background=True)
