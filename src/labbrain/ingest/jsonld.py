@@ -22,6 +22,34 @@ from labbrain.rdf.namespaces import DCT, DG, DGB, OWL, PREFIXES, RDF, RDFS, SIOC
 JsonObject = dict[str, Any]
 
 
+#: The exporter's context (2026-06 variant): the readers that give a source in the shape of an
+#: export (an Obsidian vault, a file of nanopublications) write their document in it.
+EXPORT_CONTEXT: dict[str, str] = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "dct": "http://purl.org/dc/terms/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "sioc": "http://rdfs.org/sioc/ns#",
+    "dgb": "https://discoursegraphs.com/schema/dg_base",
+    "subClassOf": "rdfs:subClassOf",
+    "title": "dct:title",
+    "label": "rdfs:label",
+    "modified": "dct:modified",
+    "created": "dct:date",
+    "creator": "dct:creator",
+    "content": "sioc:content",
+    "source": "dgb:source",
+    "destination": "dgb:destination",
+    "textRefersToNode": "dgb:textRefersToNode",
+    "predicate": "rdf:predicate",
+    "nodeSchema": "dgb:NodeSchema",
+    "relationDef": "dgb:RelationDef",
+    "relationInstance": "dgb:RelationInstance",
+    "inverseOf": "owl:inverseOf",
+}
+
+
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 

@@ -51,7 +51,7 @@ from urllib.parse import quote, unquote
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, serialize
 
 from labbrain.errors import ExportFormatError, InputError
-from labbrain.ingest.jsonld import JsonInput, parse_rdf
+from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput, parse_rdf
 from labbrain.rdf import nanopub as signatures
 from labbrain.rdf.namespaces import (
     CITO,
@@ -114,30 +114,6 @@ _PARTS = {
     NP + "hasPublicationInfo": "pubinfo",
 }
 _TYPE = RDF + "type"
-#: The exporter context (2026-06 variant) the generated document is written in.
-_CONTEXT: dict[str, str] = {
-    "rdf": RDF,
-    "rdfs": RDFS,
-    "dct": DCT,
-    "prov": PROV,
-    "sioc": "http://rdfs.org/sioc/ns#",
-    "dgb": "https://discoursegraphs.com/schema/dg_base",
-    "title": "dct:title",
-    "label": "rdfs:label",
-    "modified": "dct:modified",
-    "created": "dct:date",
-    "creator": "dct:creator",
-    "content": "sioc:content",
-    "source": "dgb:source",
-    "destination": "dgb:destination",
-    "predicate": "rdf:predicate",
-    "nodeSchema": "dgb:NodeSchema",
-    "relationDef": "dgb:RelationDef",
-    "relationInstance": "dgb:RelationInstance",
-    "inverseOf": "owl:inverseOf",
-    "owl": "http://www.w3.org/2002/07/owl#",
-}
-
 Term = NamedNode | BlankNode | Literal
 
 
@@ -559,7 +535,7 @@ class _Document:
             {"@id": subject, predicate: [{"@id": t} for t in sorted(targets)]}
             for (subject, predicate), targets in self.stance_triples.items()
         ]
-        return {"@context": dict(_CONTEXT), "@graph": graph}
+        return {"@context": dict(EXPORT_CONTEXT), "@graph": graph}
 
     # -------------------------------------------------------------------- nodes
     def _node_type(self, subject: str, assertion: list[Quad]) -> str | None:

@@ -46,7 +46,7 @@ from urllib.parse import quote
 import yaml
 
 from labbrain.errors import ExportFormatError, UnusablePath
-from labbrain.ingest.jsonld import JsonInput
+from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput
 from labbrain.rdf.namespaces import LB, slugify
 
 #: The plugin's settings, under the vault's config folder.
@@ -69,32 +69,6 @@ _RID = (
 _EMBED = re.compile(r"!\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
 _LINK = re.compile(r"(?<!!)\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".avif", ".tif"}
-
-#: The exporter context (2026-06 variant) the generated document is written in.
-_CONTEXT: dict[str, str] = {
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
-    "owl": "http://www.w3.org/2002/07/owl#",
-    "dct": "http://purl.org/dc/terms/",
-    "prov": "http://www.w3.org/ns/prov#",
-    "sioc": "http://rdfs.org/sioc/ns#",
-    "dgb": "https://discoursegraphs.com/schema/dg_base",
-    "subClassOf": "rdfs:subClassOf",
-    "title": "dct:title",
-    "label": "rdfs:label",
-    "modified": "dct:modified",
-    "created": "dct:date",
-    "creator": "dct:creator",
-    "content": "sioc:content",
-    "source": "dgb:source",
-    "destination": "dgb:destination",
-    "textRefersToNode": "dgb:textRefersToNode",
-    "predicate": "rdf:predicate",
-    "nodeSchema": "dgb:NodeSchema",
-    "relationDef": "dgb:RelationDef",
-    "relationInstance": "dgb:RelationInstance",
-    "inverseOf": "owl:inverseOf",
-}
 
 
 @dataclass
@@ -551,7 +525,7 @@ def read_vault(path: str, *, max_bytes: int, cache: ReadCache | None = None) -> 
 
     read = VaultRead(
         document={
-            "@context": {**_CONTEXT, "pages": base + "node/"},
+            "@context": {**EXPORT_CONTEXT, "pages": base + "node/"},
             "@id": base.rstrip("/"),
             "@graph": graph,
         },
