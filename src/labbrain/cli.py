@@ -51,10 +51,11 @@ from labbrain.files import (
     path_error,
 )
 from labbrain.ingest.load import FORMATS, detect_format, read_source
+from labbrain.ingest.nanopub import NANOPUB
 from labbrain.install import MCP_CLIENTS, client_config, client_note, labbrain_command
 from labbrain.ops.workflows import ingest_params, task_runner
 from labbrain.publish.crate import DEFAULT_LICENSE as BUNDLE_LICENSE
-from labbrain.publish.nanopub import DEFAULT_LICENSE, NANOPUB, Options, Selection, remember
+from labbrain.publish.nanopub import DEFAULT_LICENSE, Options, Selection, remember
 from labbrain.publish.nanopub import publish as publish_nanopubs
 from labbrain.publish.people import People, read_people_file
 from labbrain.publish.signing import signing_key

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -17,13 +18,14 @@ import pytest
 from click.testing import CliRunner, Result
 from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
 
-from conftest import SAMPLE, settings_for
+from conftest import DATA, SAMPLE, settings_for
 from labbrain.cli import main
 from labbrain.core import LabBrain
 from labbrain.publish.people import People, orcid_iri, read_people_file
 from labbrain.rdf.namespaces import CITO, DCT, NP, NPX, PROV, RDF, RDFS
 
 PUBLISHED_KINDS = {"Claim", "Evidence", "Question", "Result"}
+VAULT = DATA / "obsidian-sample"
 #: Made-up but well-formed ORCID iDs (valid check digits), one per creator of the sample.
 IDS = [
     "0000-0002-1825-0097",
@@ -279,19 +281,60 @@ def test_a_changed_node_supersedes_its_earlier_nanopub_and_a_deleted_one_is_retr
     checked(after[iri], written[after[iri]])
     unchanged = [i for i in before if i != iri]
     assert all(after[i] == before[i] for i in unchanged)
-    # The node is deleted: with --retract-deleted, a retraction of its last nanopublication.
+    # Published again unchanged: the superseding nanopublication comes out as it was.
+    again = tmp_path / "2b.trig"
+    assert export(store, again, key).exit_code == 0
+    assert again.read_bytes() == second.read_bytes()
+    # --retract-deleted goes with whole datasets only.
+    refused = export(store, tmp_path / "x.trig", key, "--retract-deleted", "--node", uid)
+    assert refused.exit_code == 2 and "drop --node and --select" in refused.output
+    # The node is deleted: a retraction of its last nanopublication and of those of its
+    # relations (gone with it), and of nothing else (nodes without a creator still exist).
     assert run(store, "load", str(_changed_sample(tmp_path, uid, None))).exit_code == 0
     third = tmp_path / "3.trig"
     assert export(store, third, key, "--retract-deleted").exit_code == 0
-    retracted = {
+    touching = {
+        uri
+        for uri, quads in written.items()
+        if uri != after[iri]
+        and any(iri in (q.subject.value, q.object.value) for q in part(quads, "assertion"))  # type: ignore[union-attr]
+    }
+    assert touching, "the claim has relations"
+    assert retractions(third) == {after[iri]} | touching
+    for uri, quads in nanopubs(third).items():
+        checked(uri, quads)
+    # Once retracted, not again.
+    fourth = tmp_path / "4.trig"
+    assert export(store, fourth, key, "--retract-deleted").exit_code == 0
+    assert retractions(fourth) == set()
+    # The node comes back: a new nanopublication, superseding nothing (its last was retracted).
+    assert run(store, "load", str(SAMPLE)).exit_code == 0
+    fifth = tmp_path / "5.trig"
+    result = export(store, fifth, key)
+    assert result.exit_code == 0
+    back = {
+        q.object.value: uri  # type: ignore[union-attr]
+        for uri, quads in nanopubs(fifth).items()
+        for q in part(quads, "pubinfo")
+        if q.predicate.value == NPX + "introduces"
+    }
+    assert back[iri] not in (before[iri], after[iri])  # a retracted URI is never reused
+    assert not [
+        q
+        for q in part(nanopubs(fifth)[back[iri]], "pubinfo")
+        if q.predicate.value == NPX + "supersedes"
+    ]
+    assert f"{len(touching) + 1} new, 0 superseding" in result.output
+
+
+def retractions(path: Path) -> set[str]:
+    """The nanopublications the file's retractions retract."""
+    return {
         q.object.value  # type: ignore[union-attr]
-        for uri, quads in nanopubs(third).items()
+        for quads in nanopubs(path).values()
         for q in part(quads, "assertion")
         if q.predicate.value == NPX + "retracts"
     }
-    assert after[iri] in retracted
-    for uri, quads in nanopubs(third).items():
-        checked(uri, quads)
 
 
 def test_nothing_is_signed_for_an_author_without_an_orcid(
@@ -323,19 +366,50 @@ def test_an_unsigned_dry_run_says_so_and_remembers_nothing(
     assert f"{len(nanopubs(tmp_path / 'np.trig'))} new" in result.output
 
 
+RANK = {"Result": 0, "Evidence": 1, "Claim": 2, "Question": 3}
+
+
+def chain_of(start: str) -> set[str]:
+    """The evidence chain of ``start`` as docs/publishing.md defines it, from the export:
+    the nodes reached by relations that climb Result -> Evidence -> Claim -> Question from it,
+    and those reached by relations that descend it."""
+    nodes, relations = expected()
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for s, _label, d in relations:
+        neighbours[s].add(d)
+        neighbours[d].add(s)
+    chosen = {start}
+    for climbing in (True, False):
+        frontier = [start]
+        while frontier:
+            step = []
+            for node in frontier:
+                for other in neighbours[node]:
+                    higher = RANK[nodes[other]["kind"]] > RANK[nodes[node]["kind"]]
+                    same = RANK[nodes[other]["kind"]] == RANK[nodes[node]["kind"]]
+                    if other not in chosen and not same and higher == climbing:
+                        chosen.add(other)
+                        step.append(other)
+            frontier = step
+    return chosen
+
+
+@pytest.mark.parametrize("kind", sorted(RANK))
 def test_a_node_with_its_evidence_chain_and_an_index(
-    store: Path, key: Path, tmp_path: Path
+    kind: str, store: Path, key: Path, tmp_path: Path
 ) -> None:
     map_people(store)
     nodes, relations = expected()
-    # An Evidence node with the most Claims it argues, from the export.
-    argued: dict[str, set[str]] = defaultdict(set)
-    for s, _label, d in relations:
-        if nodes[s]["kind"] == "Evidence" and nodes[d]["kind"] == "Claim" and nodes[s]["creator"]:
-            argued[s].add(d)
-    evidence = max(sorted(argued), key=lambda e: len(argued[e]))
+    attributed = {iri for iri, n in nodes.items() if n["creator"]}
+    # The node of this kind with the longest chain, from the export.
+    start = max(
+        sorted(iri for iri in attributed if nodes[iri]["kind"] == kind),
+        key=lambda iri: len(chain_of(iri) & attributed),
+    )
+    chain = chain_of(start) & attributed
+    assert len(chain) > 1, f"the sample has a {kind} with a chain"
     out = tmp_path / "chain.trig"
-    result = export(store, out, key, "--node", nodes[evidence]["uid"])
+    result = export(store, out, key, "--node", nodes[start]["uid"])
     assert result.exit_code == 0, result.output
     written = nanopubs(out)
     indexes = [
@@ -356,8 +430,9 @@ def test_a_node_with_its_evidence_chain_and_an_index(
         for q in part(quads, "pubinfo")
         if q.predicate.value == NPX + "introduces"
     }
-    assert evidence in introduced
-    assert {c for c in argued[evidence] if nodes[c]["creator"]} <= introduced
+    assert introduced == chain
+    between = {r for r in relations if r[0] in chain and r[2] in chain}
+    assert len(written) == len(chain) + len(between) + 1
     for uri, quads in written.items():
         checked(uri, quads)
 
@@ -529,3 +604,138 @@ def test_exported_nanopubs_load_back_as_the_same_nodes_relations_and_stances(
     word = {"Supports": "supports", "Opposes": "disputes"}
     assert stances == {(s, word[label], d) for s, label, d in wanted_relations if label in word}
     assert stances, "the sample has Supports and Opposes relations among published nodes"
+
+
+def test_signing_with_another_key_supersedes_everything(
+    store: Path, key: Path, tmp_path: Path
+) -> None:
+    map_people(store)
+    first = tmp_path / "1.trig"
+    assert export(store, first, key).exit_code == 0
+    other = tmp_path / "other.pem"
+    other.write_text(_new_key_pem())
+    second = tmp_path / "2.trig"
+    result = export(store, second, other)
+    assert result.exit_code == 0, result.output
+    count = len(nanopubs(first))
+    assert f"0 new, {count} superseding, 0 unchanged" in result.output
+    superseded = {
+        q.object.value  # type: ignore[union-attr]
+        for quads in nanopubs(second).values()
+        for q in part(quads, "pubinfo")
+        if q.predicate.value == NPX + "supersedes"
+    }
+    assert superseded == set(nanopubs(first))
+
+
+def _new_key_pem() -> str:
+    private = nanopub_sign.KeyPair().private
+    lines = [private[i : i + 64] for i in range(0, len(private), 64)]
+    return "-----BEGIN PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END PRIVATE KEY-----\n"
+
+
+def test_two_datasets_with_the_same_nodes_are_published_apart(key: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    _, uid = _a_claim_with_a_creator()
+    assert run(store, "load", str(SAMPLE), "--graph", "first").exit_code == 0
+    changed = _changed_sample(tmp_path, uid, "Retitled in the second snapshot")
+    assert run(store, "load", str(changed), "--graph", "second").exit_code == 0
+    map_people(store)
+    assert export(store, tmp_path / "1.trig", key).exit_code == 0
+    again = export(store, tmp_path / "2.trig", key)
+    assert again.exit_code == 0
+    count = len(nanopubs(tmp_path / "1.trig"))
+    assert f"0 new, 0 superseding, {count} unchanged" in again.output
+
+
+def test_a_node_is_derived_from_the_dois_of_its_sources(key: Path, tmp_path: Path) -> None:
+    doc = _export()
+    base = doc["@context"]["pages"]  # type: ignore[index]
+    graph = doc["@graph"]  # type: ignore[index]
+    sources = {e["@id"] for e in graph if e.get("@type") == "pages:_SRC-node"}
+    # An Evidence node that names a source in its text (textRefersToNode), from the export.
+    evidence, source = next(
+        (e, ref.replace("page:", "pages:"))
+        for e in graph
+        if e.get("@type") == "pages:_EVD-node" and e.get("creator")
+        for ref in e.get("textRefersToNode") or []
+        if ref.replace("page:", "pages:") in sources
+    )
+    doi = "10.1083/jcb.201604065"
+    for entry in graph:
+        if entry.get("@id") == source:
+            entry["content"] = entry.get("content", "") + f"\n- DOI: https://doi.org/{doi}.\n"
+    path = tmp_path / "akamatsu-sample.jsonld"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    store = tmp_path / "store"
+    assert run(store, "load", str(path)).exit_code == 0
+    map_people(store)
+    out = tmp_path / "np.trig"
+    assert export(store, out, key, "--node", evidence["@id"].split(":", 1)[1]).exit_code == 0
+    iri = _expand(evidence["@id"], base)
+    (quads,) = [
+        q
+        for q in nanopubs(out).values()
+        if any(
+            x.predicate.value == NPX + "introduces" and x.object.value == iri  # type: ignore[union-attr]
+            for x in part(q, "pubinfo")
+        )
+    ]
+    derived = {
+        q.object.value  # type: ignore[union-attr]
+        for q in part(quads, "provenance")
+        if q.predicate.value == PROV + "wasDerivedFrom"
+    }
+    assert iri in derived  # its own page
+    assert "https://doi.org/" + doi in derived  # the source's DOI, not the source's page
+    assert _expand(source, base) not in derived
+
+
+def test_a_vault_relation_is_attributed_to_its_own_author(key: Path, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(VAULT, vault, symlinks=True)
+    relations_file = vault / "relations.json"
+    relations = json.loads(relations_file.read_text(encoding="utf-8"))
+    settings = json.loads(
+        (vault / ".obsidian/plugins/discourse-graphs/data.json").read_text(encoding="utf-8")
+    )
+    owner = settings["username"]
+    other = next(name for name in settings["userNames"].values() if name != owner)
+    _, relation = sorted(relations["relations"].items())[0]
+    relation["author"] = other
+    relation["created"] = 1774500000000  # 2026-03-26T04:40:00Z
+    relations_file.write_text(json.dumps(relations), encoding="utf-8")
+    store = tmp_path / "store"
+    assert run(store, "load", str(vault)).exit_code == 0, "the vault loads"
+    with LabBrain(settings_for(store)) as brain:
+        names = brain.index.creators()
+    ids = dict(zip(sorted({*names, other}), IDS, strict=False))
+    for name, ident in ids.items():
+        assert run(store, "people", "set", name, ident).exit_code == 0
+    out = tmp_path / "np.trig"
+    result = export(store, out, key)
+    assert result.exit_code == 0, result.output
+    relation_nanopubs = [
+        quads
+        for quads in nanopubs(out).values()
+        if not any(q.predicate.value == NPX + "introduces" for q in part(quads, "pubinfo"))
+    ]
+    by_author = {
+        (
+            q.object.value,  # type: ignore[union-attr]
+            next(
+                (
+                    t.object.value  # type: ignore[union-attr]
+                    for t in part(quads, "provenance")
+                    if t.predicate.value == PROV + "generatedAtTime"
+                ),
+                None,
+            ),
+        )
+        for quads in relation_nanopubs
+        for q in part(quads, "provenance")
+        if q.predicate.value == PROV + "wasAttributedTo"
+    }
+    assert (orcid_iri(ids[other]), "2026-03-26T04:40:00Z") in {
+        (a, (t or "").replace(".000Z", "Z")) for a, t in by_author
+    }

@@ -103,3 +103,13 @@ def test_keys_the_library_cannot_use_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(InvalidArgument, match="nanopub-sign cannot use it"):
         sign(unsigned(5), broken)
+
+
+def test_checking_more_verdicts_than_a_pipe_holds_answers() -> None:
+    # 1,000 verdicts are far more than a pipe's 64 KiB: the answer is read while the child
+    # writes it (it once waited for the child's exit first, and both waited for ever).
+    verdicts = check([unsigned(n) for n in range(1000)])
+    assert [v.uri for v in verdicts] == [
+        f"http://purl.org/nanopub/temp/test{n}" for n in range(1000)
+    ]
+    assert all(v.valid and not v.signed for v in verdicts)

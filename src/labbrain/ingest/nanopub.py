@@ -58,7 +58,6 @@ from labbrain.rdf.namespaces import (
     DCT,
     DG,
     FOAF,
-    KPXL,
     LB,
     NP,
     NPX,
@@ -95,9 +94,7 @@ DISPUTING = frozenset(
 )
 #: The node classes of other vocabularies, by the node type they stand for.
 OTHER_NODE_CLASSES = {
-    KPXL + "Claim": "Claim",
-    KPXL + "Evidence": "Evidence",
-    KPXL + "Question": "Question",
+    **{other: core.rsplit("#", 1)[1] for core, other in signatures.COMMUNITY_CLASSES.items()},
     HYCL + "AIDA-Sentence": "Claim",
 }
 #: IRIs minted here: node schemas by type label, relation definitions for stances between

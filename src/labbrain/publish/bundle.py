@@ -44,14 +44,11 @@ from labbrain.publish.crate import (
     Figure,
     licence,
 )
-from labbrain.publish.lineage import bundled_node, lineage_of
+from labbrain.publish.lineage import bundled_node, lineage_of, source_dois
 from labbrain.publish.people import People
-from labbrain.rdf.terms import dois_in
 
 #: Largest vault attachment copied into a bundle, in bytes (a larger one stays a reference).
 MAX_ATTACHMENT_BYTES = 64 * 1024**2
-#: Most characters of a source's text read for its DOIs.
-_DOI_TEXT = 100_000
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -141,7 +138,7 @@ def make_bundle(
     human = " ".join((options.human or default_human()).split())[:300] or "unknown user"
     names = [n.creator for n in lineage.nodes() if n.creator]
     people = People(scope.brain.store).resolve(dict.fromkeys([*names, human]))
-    dois = {source.iri: _dois(scope, source) for source in lineage.sources}
+    dois = {source.iri: source_dois(scope.brain.index, source) for source in lineage.sources}
     images = scope.get_node_images(subject.uid, slug(subject.graph)).imageUrls
     plan = _figures(images, record.get("sourceFile"))
     data = CrateInput(
@@ -202,12 +199,6 @@ def make_bundle(
             ),
         ],
     )
-
-
-def _dois(scope: DiscourseReader, source: IndexedNode) -> list[str]:
-    """The DOIs a source's title and text name (the first :data:`_DOI_TEXT` characters)."""
-    text = scope.brain.index.content(source.graph, source.iri)
-    return dois_in(f"{source.title}\n{text}"[:_DOI_TEXT])
 
 
 def _bounded_ref(node: IndexedNode) -> NodeRef:

@@ -8,7 +8,8 @@ trusty URI)::
     <urn:labbrain:publication:<digest of the key>> lb:publicationKey "node <iri>" ;
         lb:publishedFrom <urn:labbrain:dataset:...> ; lb:nanopub <https://w3id.org/np/RA...> ;
         lb:contentDigest "..." ; dct:created "..."^^xsd:dateTime ;
-        npx:supersedes <earlier nanopublication> ; lb:retracted true .
+        npx:supersedes <earlier nanopublication> ; lb:retracted true ;
+        lb:retractedBy <the retraction> .
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _DIGEST = NamedNode(LB + "contentDigest")
 _CREATED = NamedNode(DCT + "created")
 _SUPERSEDES = NamedNode(NPX + "supersedes")
 _RETRACTED = NamedNode(LB + "retracted")
+_RETRACTION = NamedNode(LB + "retractedBy")
 _BOOLEAN = NamedNode(XSD + "boolean")
 
 
@@ -52,6 +54,8 @@ class Publication:
     date: str
     supersedes: str | None
     retracted: bool
+    #: The nanopublication that retracted it (when ``retracted``).
+    retraction: str | None = None
 
 
 def _subject(graph: str, key: str) -> NamedNode:
@@ -65,14 +69,15 @@ class Ledger:
     def __init__(self, store: QuadStore) -> None:
         self.store = store
 
-    def records(self, graphs: Iterable[str]) -> dict[str, Publication]:
-        """The records of the nodes and relations of ``graphs``, by key."""
+    def records(self, graphs: Iterable[str]) -> dict[tuple[str, str], Publication]:
+        """The records of the nodes and relations of ``graphs``, by (graph, key): the same
+        node can be in two datasets (two snapshots of one graph), each published apart."""
         wanted = set(graphs)
         fields: dict[str, dict[str, str]] = {}
         for quad in self.store.quads(PUBLISHED_GRAPH):
             value = quad.object.value if isinstance(quad.object, NamedNode | Literal) else ""
             fields.setdefault(str(quad.subject), {})[quad.predicate.value] = value
-        found: dict[str, Publication] = {}
+        found: dict[tuple[str, str], Publication] = {}
         for values in fields.values():
             if values.get(_IN.value) not in wanted or _KEY.value not in values:
                 continue
@@ -84,8 +89,9 @@ class Ledger:
                 date=values.get(_CREATED.value, ""),
                 supersedes=values.get(_SUPERSEDES.value),
                 retracted=values.get(_RETRACTED.value) == "true",
+                retraction=values.get(_RETRACTION.value),
             )
-            found[record.key] = record
+            found[(record.graph, record.key)] = record
         return found
 
     def remember(self, records: Iterable[Publication]) -> None:
@@ -111,4 +117,6 @@ class Ledger:
             )
             if record.supersedes:
                 add.append(Quad(subject, _SUPERSEDES, NamedNode(record.supersedes), _GRAPH))
+            if record.retraction:
+                add.append(Quad(subject, _RETRACTION, NamedNode(record.retraction), _GRAPH))
         self.store.apply(remove, add)

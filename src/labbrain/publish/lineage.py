@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from labbrain.discourse.scope import ReadScope
 from labbrain.errors import InvalidArgument
 from labbrain.index.links import NodeLink
-from labbrain.index.text import IndexedNode
+from labbrain.index.text import IndexedNode, TextIndex
+from labbrain.rdf.terms import dois_in
 
 #: Node types (labels, lower case) a bundle can be made of.
 RESULT_TYPES = frozenset({"result"})
@@ -31,6 +32,9 @@ BUNDLED_TYPES = RESULT_TYPES | EVIDENCE_TYPES
 STATEMENT_TYPES = frozenset({"claim", "hypothesis", "conclusion"})
 QUESTION_TYPES = frozenset({"question"})
 SOURCE_TYPES = frozenset({"source", "source document"})
+
+#: How much of a source's title and text is searched for DOIs.
+DOI_TEXT = 100_000
 
 #: The most nodes of one role (evidence, statements, questions, sources) a lineage holds.
 MAX_PER_ROLE = 200
@@ -166,3 +170,10 @@ def _relations(lineage: Lineage, links: dict[str, list[NodeLink]]) -> list[Relat
             )
             found.add(Relation(source, link.label if link.kind == "typed" else None, destination))
     return sorted(found, key=lambda r: (r.source, r.label or "", r.destination))
+
+
+def source_dois(index: TextIndex, source: IndexedNode) -> list[str]:
+    """The DOIs a source's title and text name (the first :data:`DOI_TEXT` characters), each
+    once, as ``https://doi.org/`` IRIs."""
+    text = index.content(source.graph, source.iri)
+    return dois_in(f"{source.title}\n{text}"[:DOI_TEXT])

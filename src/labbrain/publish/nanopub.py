@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from pyoxigraph import Literal, NamedNode
@@ -41,14 +41,13 @@ from labbrain.errors import DatasetNotFound, InputError, InvalidArgument, NodeNo
 from labbrain.index.text import IndexedNode
 from labbrain.ingest.nanopub import MAX_TITLE_CHARS
 from labbrain.publish.ledger import Ledger, Publication
+from labbrain.publish.lineage import SOURCE_TYPES, source_dois
 from labbrain.publish.people import People
 from labbrain.rdf.namespaces import (
-    CITO,
     DATASET_GRAPH_PREFIX,
     DCT,
     DG,
     FOAF,
-    KPXL,
     LB,
     NP,
     NP_TEMP,
@@ -59,19 +58,13 @@ from labbrain.rdf.namespaces import (
     XSD,
     graph_iri,
 )
-from labbrain.rdf.nanopub import SigningKey, sign_many
-from labbrain.rdf.terms import canonical_time, dois_in, now
+from labbrain.rdf.nanopub import CITO_STANCES, COMMUNITY_CLASSES, SigningKey, sign_many
+from labbrain.rdf.terms import canonical_time, now
 from labbrain.store import templates
 
-#: The core classes published, each with the community class beside it (None: there is none).
-KINDS: dict[str, str | None] = {
-    DG + "Claim": KPXL + "Claim",
-    DG + "Evidence": KPXL + "Evidence",
-    DG + "Question": KPXL + "Question",
-    LB + "Result": None,
-}
-#: The CiTO stance beside a relation of these core properties.
-STANCES: dict[str, str] = {DG + "supports": CITO + "supports", DG + "opposes": CITO + "disputes"}
+#: The core classes published (each with its community class beside it, where there is one:
+#: :data:`~labbrain.rdf.nanopub.COMMUNITY_CLASSES`).
+KINDS = (DG + "Claim", DG + "Evidence", DG + "Question", LB + "Result")
 #: Kinds in order of an evidence chain: a Result grounds Evidence, which argues a Claim, which
 #: answers a Question.
 CHAIN_RANK: dict[str, int] = {
@@ -81,8 +74,6 @@ CHAIN_RANK: dict[str, int] = {
     DG + "Question": 3,
 }
 DEFAULT_LICENSE = "https://creativecommons.org/licenses/by/4.0/"
-#: The export format name of nanopublications (``labbrain export --format nanopub``).
-NANOPUB = "nanopub"
 _XSD_DATETIME = NamedNode(XSD + "dateTime")
 
 
@@ -140,6 +131,7 @@ class _Relation:
     core: str | None
     destination: str
     author: str | None
+    created: str | None
 
 
 @dataclass
@@ -187,7 +179,15 @@ def publish(
     before anything is written), nodes without a creator are left out (``skipped``), and the
     report carries the records :func:`remember` keeps once the output is safely written.
     Unsigned: temporary URIs, and nothing to remember."""
-    nodes, relations = _select(brain, selection)
+    if options.retract_deleted and (selection.node is not None or selection.sparql is not None):
+        raise InvalidArgument(
+            "retract-deleted",
+            "it retracts what is gone from whole datasets; drop --node and --select",
+        )
+    graphs, nodes, relations = _select(brain, selection)
+    existing = {(n.ref.graph, _node_key(n.ref.iri)) for n in nodes} | {
+        (r.graph, _relation_key(r)) for r in relations
+    }
     report = PublishReport(signed=options.key is not None)
     if options.key is not None:
         # Nothing to attribute a node without a creator to: left out, and said.
@@ -206,18 +206,19 @@ def publish(
             "lab's graph, or leave them out with --select"
         )
     people = People(brain.store)
-    authors = people.resolve({n.ref.creator for n in nodes if n.ref.creator})
+    authors = people.resolve(
+        {n.ref.creator for n in nodes if n.ref.creator} | {r.author for r in relations if r.author}
+    )
     if options.key is not None:
         missing = sorted(name for name, orcid in authors.items() if not orcid)
         if missing:
             raise MissingOrcids(missing)
     records: list[Publication] = []
-    graphs = sorted({n.ref.graph for n in nodes} | {r.graph for r in relations})
     known = Ledger(brain.store).records(graphs)
     if options.key is None:
         output.write(b"# Unsigned nanopublications (a dry run): temporary URIs, not published.\n")
     plans = [
-        _plan(unit, known.get(unit.key), options)
+        _plan(unit, known.get((unit.graph, unit.key)), options)
         for unit in _units(nodes, relations, authors, options)
     ]
     for plan, (uri, trig) in zip(plans, _sign_all([p.text for p in plans], options), strict=True):
@@ -249,25 +250,15 @@ def publish(
             )
         )
     if options.retract_deleted:
-        present = {unit_key for unit_key in (r.key for r in records)}
-        for record in known.values():
-            if record.key in present or record.retracted:
+        # Only what is gone from the dataset: a node left out (no creator) still exists.
+        for place, record in sorted(known.items()):
+            if place in existing or record.retracted:
                 continue
             uri, trig = _retraction(record, options)
             output.write(trig.encode("utf-8"))
             report.uris.append(uri)
             report.retracted += 1
-            records.append(
-                Publication(
-                    record.key,
-                    record.graph,
-                    record.uri,
-                    record.digest,
-                    record.date,
-                    record.supersedes,
-                    True,
-                )
-            )
+            records.append(replace(record, retracted=True, retraction=uri))
     if options.index or selection.node is not None:
         title = f"Evidence chain of {selection.node}" if selection.node else "Nanopublications"
         uri, trig = _index(report.uris, title, options)
@@ -319,8 +310,11 @@ def _plan(unit: _Unit, earlier: Publication | None, options: Options) -> _Plan:
 
 
 # ------------------------------------------------------------------------------ selecting
-def _select(brain: LabBrain, selection: Selection) -> tuple[list[_Node], list[_Relation]]:
-    """The nodes and relations a selection publishes, in a stable order."""
+def _select(
+    brain: LabBrain, selection: Selection
+) -> tuple[list[str], list[_Node], list[_Relation]]:
+    """The dataset graphs a selection is in, and the nodes and relations it publishes, in a
+    stable order."""
     loaded = set(brain.index.graphs())
     if selection.graphs:
         graphs = [graph_iri(g) for g in selection.graphs]
@@ -357,20 +351,47 @@ def _select(brain: LabBrain, selection: Selection) -> tuple[list[_Node], list[_R
                 _Node(ref, kinds[(graph, iri)], brain.index.content(graph, iri), sources[iri])
             )
     published = {(n.ref.graph, n.ref.iri): n for n in nodes}
-    relations = [
-        _Relation(
-            e.graph,
-            e.source,
-            e.relation,
-            e.label,
-            e.core,
-            e.destination,
-            published[(e.graph, e.source)].ref.creator,
+    authored = _relation_authors(brain, sorted({g for g, _ in published}))
+    relations = []
+    for e in edges:
+        if (e.graph, e.source) not in published or (e.graph, e.destination) not in published:
+            continue
+        # The relation's own author and time where the source keeps them (a vault does);
+        # else (a Roam export) the author of the node it starts from, and no time.
+        creator, created = authored.get(
+            (e.graph, e.source, e.relation, e.destination), (None, None)
         )
-        for e in edges
-        if (e.graph, e.source) in published and (e.graph, e.destination) in published
-    ]
-    return nodes, relations
+        author = creator or published[(e.graph, e.source)].ref.creator
+        relations.append(
+            _Relation(
+                e.graph, e.source, e.relation, e.label, e.core, e.destination, author, created
+            )
+        )
+    return graphs, nodes, relations
+
+
+def _relation_authors(
+    brain: LabBrain, graphs: list[str]
+) -> dict[tuple[str, str, str, str], tuple[str | None, str | None]]:
+    """(creator, created) of each relation instance of ``graphs`` that names them, by
+    (graph, source, relation type, destination)."""
+    found: dict[tuple[str, str, str, str], tuple[str | None, str | None]] = {}
+    for graph in graphs:
+        for row in templates.run(brain.store, "relation_instances", graph=graph):
+            if row["creator"] or row["created"]:
+                place = (graph, row["source"], row["relation"], row["destination"])
+                found.setdefault(place, (row["creator"], row["created"]))
+    return found
+
+
+def _node_key(iri: str) -> str:
+    """The ledger's key of a node."""
+    return f"node {iri}"
+
+
+def _relation_key(relation: _Relation) -> str:
+    """The ledger's key of a relation."""
+    return f"relation {relation.source} {relation.relation} {relation.destination}"
 
 
 @dataclass(frozen=True)
@@ -462,12 +483,10 @@ def _sources(brain: LabBrain, graph: str, iris: list[str]) -> dict[str, tuple[st
     links = brain.index.links_of(graph, iris)
     others = {link.other for rows in links.values() for link in rows}
     refs = brain.index.nodes_by_iri(others, graph)
-    source_iris = {
-        iri for iri, ref in refs.items() if ref.node_type.lower() in ("source", "source document")
-    }
     dois = {
-        iri: dois_in(refs[iri].title + "\n" + brain.index.content(graph, iri)) or [iri]
-        for iri in source_iris
+        iri: source_dois(brain.index, ref) or [iri]
+        for iri, ref in refs.items()
+        if ref.node_type.lower() in SOURCE_TYPES
     }
     derived: dict[str, tuple[str, ...]] = {}
     for iri in iris:
@@ -524,13 +543,13 @@ def _units(
             (subject, NamedNode(DCT + "identifier"), Literal(ref.uid)),
             (subject, NamedNode(LB + "nodeType"), Literal(ref.node_type)),
         ]
-        community = KINDS[node.kind]
+        community = COMMUNITY_CLASSES.get(node.kind)
         if community:
             triples.append((subject, a, NamedNode(community)))
         if node.content.strip():
             triples.append((subject, NamedNode(DCT + "description"), Literal(node.content)))
         yield _Unit(
-            key=f"node {ref.iri}",
+            key=_node_key(ref.iri),
             graph=ref.graph,
             is_node=True,
             label=f"{ref.node_type}: {ref.title}",
@@ -551,17 +570,17 @@ def _units(
         triples = [(source, prop, destination), (prop, label, Literal(rel.label))]
         if rel.core:
             triples.append((prop, NamedNode(RDFS + "subPropertyOf"), NamedNode(rel.core)))
-            stance = STANCES.get(rel.core)
+            stance = CITO_STANCES.get(rel.core)
             if stance:
                 triples.append((source, NamedNode(stance), destination))
         yield _Unit(
-            key=f"relation {rel.source} {rel.relation} {rel.destination}",
+            key=_relation_key(rel),
             graph=rel.graph,
             is_node=False,
             label=f"{rel.label} relation",
             author=authors.get(rel.author or ""),
             author_name=rel.author,
-            created=None,
+            created=rel.created,
             introduces=None,
             assertion=tuple(triples),
             derived_from=(rel.source,),

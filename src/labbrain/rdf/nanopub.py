@@ -23,6 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from labbrain.errors import InputError, InvalidArgument
+from labbrain.rdf.namespaces import CITO, DG, KPXL
+
+#: The class the nanopub community's claim and evidence templates give each core node class
+#: (the node types of the Discourse Graphs team's nanopub port); a Result has none.
+COMMUNITY_CLASSES: dict[str, str] = {
+    DG + "Claim": KPXL + "Claim",
+    DG + "Evidence": KPXL + "Evidence",
+    DG + "Question": KPXL + "Question",
+}
+#: The CiTO stance a relation of these core properties states.
+CITO_STANCES: dict[str, str] = {
+    DG + "supports": CITO + "supports",
+    DG + "opposes": CITO + "disputes",
+}
 
 #: Longest time the checking child may take per nanopublication (plus a second to start).
 CHECK_SECONDS_PER_NANOPUB = 2.0
@@ -153,36 +167,29 @@ def _sign_here(trig: str) -> Signed:
 def check(nanopubs: Sequence[str]) -> list[Checked]:
     """nanopub-sign's verdict on each nanopublication (TriG text of exactly one each), in order.
 
-    Runs in a child process (the library prints on standard output); raises InputError when
-    the child fails or takes longer than :data:`CHECK_SECONDS_PER_NANOPUB` each."""
+    Runs in a child process: the library prints on file descriptor 1, which the child points
+    at /dev/null, answering on its original standard output, read here while it runs (however
+    many verdicts). Raises InputError when the child fails or takes longer than
+    :data:`CHECK_SECONDS_PER_NANOPUB` each."""
     if not nanopubs:
         return []
-    read_end, write_end = os.pipe()
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "labbrain.rdf.nanopub", str(write_end)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(write_end,),
-        )
-    finally:
-        os.close(write_end)
     limit = 1.0 + CHECK_SECONDS_PER_NANOPUB * len(nanopubs)
-    with os.fdopen(read_end, "rb") as answers:
-        try:
-            _, errors = child.communicate(json.dumps(list(nanopubs)).encode("utf-8"), limit)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-            raise InputError(
-                f"checking the nanopublications' signatures took longer than {limit:.0f} s"
-            ) from None
-        answer = answers.read()
-    if child.returncode != 0 or not answer:
-        detail = errors.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no answer"]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "labbrain.rdf.nanopub"],
+            input=json.dumps(list(nanopubs)).encode("utf-8"),
+            capture_output=True,
+            timeout=limit,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise InputError(
+            f"checking the nanopublications' signatures took longer than {limit:.0f} s"
+        ) from None
+    if done.returncode != 0 or not done.stdout:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no answer"]
         raise InputError(f"checking the nanopublications' signatures failed: {detail[0]}")
-    return [Checked(**row) for row in json.loads(answer)]
+    return [Checked(**row) for row in json.loads(done.stdout)]
 
 
 def _check_one(trig: str) -> Checked:
@@ -207,13 +214,18 @@ def _said(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _child(answer_fd: int) -> None:
-    """Check the nanopublications read as JSON on stdin; write the verdicts to ``answer_fd``."""
+def _child() -> None:
+    """Check the nanopublications read as JSON on stdin; answer on the original stdout, with
+    file descriptor 1 (where the library prints) pointed at /dev/null."""
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
     nanopubs = json.loads(sys.stdin.buffer.read())
     verdicts = [_check_one(trig).__dict__ for trig in nanopubs]
-    with os.fdopen(answer_fd, "w", encoding="utf-8") as answers:
+    with answers:
         json.dump(verdicts, answers)
 
 
 if __name__ == "__main__":  # the checking child of :func:`check`
-    _child(int(sys.argv[1]))
+    _child()
