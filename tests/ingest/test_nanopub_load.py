@@ -191,6 +191,35 @@ def test_reloading_the_same_file_replaces_its_dataset(
     ) == 1
 
 
+def test_a_node_given_by_several_nanopubs_is_loaded_from_the_latest(
+    brain: LabBrain, tmp_path: Path, profile: Any
+) -> None:
+    """Four nanopublications of one node, in a file order that is not their date order: the
+    node is the one with the latest ``dct:created`` (the middle of the file, not its first or
+    last), and of two with that date, the later in the file."""
+    dated = [
+        ("Tension slows pits (June, first)", "2026-06-01T00:00:00Z"),
+        ("Tension slows pits (March)", "2026-03-01T00:00:00Z"),
+        ("Tension slows pits (June, second)", "2026-06-01T00:00:00Z"),
+        ("Tension slows pits (January)", "2026-01-01T00:00:00Z"),
+    ]
+    signed = [sign(profile, unsigned(node("dup1", "Claim", t), date=d)) for t, d in dated]
+    latest = max(d for _, d in dated)
+    winner = [i for i, (_, d) in enumerate(dated) if d == latest][-1]
+    assert 0 < winner < len(dated) - 1  # neither first nor last in the file
+    report = brain.load(str(write(tmp_path / "versions.trig", *(text for _, text in signed))))
+    assert dict(report.nodes_by_type) == {"Claim": 1}
+    assert any(
+        f"{len(dated) - 1} node(s) given by more than one nanopublication" in notice
+        for notice in report.notices
+    ), report.notices
+    loaded = DiscourseReader(brain).get_node("dup1")
+    assert loaded.title == dated[winner][0]
+    assert loaded.modified is not None and loaded.modified.startswith(latest[:10])
+    rows = brain.store.query(f"SELECT ?n WHERE {{ GRAPH ?g {{ <{LAB}dup1> lb:fromNanopub ?n }} }}")
+    assert [r["n"].value for r in rows] == [signed[winner][0]]
+
+
 def test_aida_sentence_and_lone_cito_stance_between_nodes(
     brain: LabBrain, tmp_path: Path, profile: Any
 ) -> None:
@@ -272,6 +301,52 @@ def test_claim_status_shows_outside_stances_beside_the_labs(
     assert not status.contested  # the lab's own evidence decides "contested"
     concise = DiscourseReader(brain).get_claim_status(supported, detail="concise")
     assert concise.outside == status.outside
+
+
+def test_an_unverified_stance_loaded_when_allowed_is_shown_unverified(
+    brain: LabBrain, tmp_path: Path, profile: Any
+) -> None:
+    """A signed and an unsigned stance on one claim, loaded with allow_unverified (the CLI's
+    ``--allow-unverified``): the claim's status keeps both, the unsigned one ``verified:
+    false``, and counts it as unverified."""
+    supported, _ = sample_claims()
+    brain.load(str(SAMPLE))
+    target = f"<{SAMPLE_PAGES}{supported}>"
+    signed_uri, signed = sign(
+        profile, unsigned(f"<https://doi.org/10.1234/s> cito:confirms {target} .", "np5")
+    )
+    plain = unsigned(
+        f"<https://doi.org/10.1234/u> cito:refutes {target} .", "np6", date="2026-02-01T00:00:00Z"
+    )
+    path = write(tmp_path / "mixed-stances.trig", signed, plain)
+    report = brain.load(str(path), allow_unverified=True)
+    assert any("(loaded, marked lb:verified false)" in w for w in report.warnings)
+    status = DiscourseReader(brain).get_claim_status(supported, dataset="akamatsulab-sample")
+    assert [s.model_dump() for s in status.outside] == [
+        {
+            "stance": "supports",
+            "property": "cito:confirms",
+            "subject": "https://doi.org/10.1234/s",
+            "nanopub": signed_uri,
+            "author": ORCID,
+            "authorName": NAME,
+            "date": DATE,
+            "verified": True,
+            "dataset": "mixed-stances",
+        },
+        {
+            "stance": "disputes",
+            "property": "cito:refutes",
+            "subject": "https://doi.org/10.1234/u",
+            "nanopub": "http://purl.org/nanopub/temp/np6",
+            "author": ORCID,
+            "authorName": NAME,
+            "date": "2026-02-01T00:00:00Z",
+            "verified": False,
+            "dataset": "mixed-stances",
+        },
+    ]
+    assert status.outsideCounts.model_dump() == {"supports": 1, "disputes": 1, "unverified": 1}
 
 
 def test_find_gaps_keeps_a_claim_with_only_outside_support(

@@ -431,6 +431,50 @@ def test_evidence_crate_names_its_claims_questions_and_source(
     assert url + "hZrKqzdx-" in mentioned  # the source it refers to in its text
 
 
+def test_a_results_lineage_runs_through_each_of_its_evidence(
+    sample_document: dict[str, Any], tmp_path: Path
+) -> None:
+    """The sample links no Result to an Evidence node: here a copy's first Result refers in
+    its text (``textRefersToNode``) to the first two Evidence nodes that oppose a claim. Its
+    crate holds both, and every claim either of them supports or opposes."""
+    document = json.loads(json.dumps(sample_document))
+    export = read_export(document)
+    result = min(u for u, p in export.pages.items() if p.node_type == "Result")
+    opposing = sorted({s for s, label, _ in export.relations if label == "Opposes"})
+    chosen = [u for u in opposing if export.pages[u].node_type == "Evidence"][:2]
+    claims = {
+        d
+        for s, label, d in export.relations
+        if s in chosen and label in ("Supports", "Opposes") and export.pages[d].node_type == "Claim"
+    }
+    for entry in document["@graph"]:
+        if entry.get("@id") == f"pages:{result}":
+            entry["textRefersToNode"] = [f"pages:{u}" for u in chosen]
+    edited = read_export(document)
+    expected = expected_lineage(edited, result)
+    # the edit is what links them: before it, the Result had no Evidence
+    assert expected_lineage(export, result)["evidence"] == set()
+    assert expected["evidence"] == set(chosen) and len(chosen) == 2
+    assert claims <= expected["statements"] and len(claims) >= 3
+    path = tmp_path / "linked.jsonld"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with LabBrain(Settings(store=":memory:")) as opened:
+        opened.load(str(path))
+        report = make_bundle(DiscourseReader(opened), result, tmp_path / "b")
+    assert {role: set(getattr(report, role)) for role in expected} == expected
+    found = entities(crate_of(tmp_path / "b"))
+    url = f"{export.domain}/page/"
+    assert set(ids(found[url + result]["lb:linksTo"])) >= {url + u for u in chosen}
+    mentioned = set(ids(found["./"]["mentions"]))
+    assert {url + u for u in [*chosen, *claims]} <= mentioned
+    for claim in claims:
+        assert "dg:Claim" in found[url + claim]["@type"], claim
+    for evidence in chosen:
+        for prop, label in (("dg:supports", "Supports"), ("dg:opposes", "Opposes")):
+            want = {url + d for s, lab, d in edited.relations if s == evidence and lab == label}
+            assert set(ids(found[url + evidence].get(prop, []))) == want, (evidence, prop)
+
+
 # ------------------------------------------------------------------------------ people
 def test_people_with_orcid_are_named_by_it(
     brain: LabBrain, reader: DiscourseReader, export: Export, tmp_path: Path

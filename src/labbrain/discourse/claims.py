@@ -21,11 +21,11 @@ from labbrain.discourse.models import (
 from labbrain.discourse.refs import cited, node_ref, slug
 from labbrain.discourse.scope import ReadScope
 from labbrain.index.text import IndexedNode
-from labbrain.rdf.namespaces import CITO, DG
+from labbrain.rdf.namespaces import CITO, DG, compact_iri
 from labbrain.store import templates
 
-#: How a stance property is shown: its namespace as a prefix.
-_PREFIXES = {CITO: "cito:", DG: "dg:"}
+#: How a stance property is shown: its namespace as a prefix (prefix to namespace).
+_PREFIXES = {"cito": CITO, "dg": DG}
 
 
 def get_claim_status(
@@ -134,7 +134,7 @@ def outside_stances(
     stances = [
         OutsideStance(
             stance=row["stance"],
-            property=_compact(row["property"]),
+            property=compact_iri(row["property"], _PREFIXES),
             subject=refs[row["graph"]].get(row["subject"], row["subject"]),
             nanopub=row["nanopub"],
             author=row["author"],
@@ -160,15 +160,6 @@ def outside_counts(stances: Iterable[OutsideStance]) -> OutsideCounts:
             counts.disputes += 1
         counts.unverified += not stance.verified
     return counts
-
-
-def _compact(iri: str) -> str:
-    """A stance property with its namespace as a prefix (``cito:disputes``) when it has one
-    of :data:`_PREFIXES`, else its IRI."""
-    for namespace, prefix in _PREFIXES.items():
-        if iri.startswith(namespace):
-            return prefix + iri.removeprefix(namespace)
-    return iri
 
 
 def _sources_of(

@@ -41,7 +41,7 @@ from labbrain import __version__
 from labbrain.errors import InvalidArgument
 from labbrain.index.text import IndexedNode
 from labbrain.publish.lineage import MAX_PER_ROLE, Lineage, Relation
-from labbrain.rdf.namespaces import DG, DGB, LB, PROV
+from labbrain.rdf.namespaces import DG, DGB, LB, PROV, compact_iri
 from labbrain.store.ontology import vocabulary
 
 CrateVersion = Literal["1.2", "1.1"]
@@ -78,7 +78,8 @@ DEFAULT_LICENSE = "CC-BY-4.0"
 _SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+-]{0,63}$")
 _SPDX = "https://spdx.org/licenses/"
 
-#: Core relation properties by their full IRI, as the crate writes them.
+#: The crate's prefixes (prefix to namespace): its context's, and those its classes and core
+#: relation properties are written with (:func:`~labbrain.rdf.namespaces.compact_iri`).
 _PREFIXES = {"dg": DG, "dgb": DGB, "lb": LB, "prov": PROV}
 _TEXT_LINK = "lb:linksTo"
 
@@ -194,18 +195,11 @@ def _refs(idents: Iterable[str]) -> list[dict[str, str]]:
     return [_ref(ident) for ident in dict.fromkeys(idents)]
 
 
-def _compact(iri: str) -> str:
-    for prefix, namespace in _PREFIXES.items():
-        if iri.startswith(namespace):
-            return f"{prefix}:{iri.removeprefix(namespace)}"
-    return iri
-
-
 def _node_class(node: IndexedNode) -> str:
     """The ``dg:`` / ``lb:`` class of a node's type (``dg:DiscourseNode`` when the type is
     the lab's own)."""
     kind = vocabulary().node_kind_by_label(node.node_type)
-    return _compact(kind.iri) if kind is not None else "dg:DiscourseNode"
+    return compact_iri(kind.iri, _PREFIXES) if kind is not None else "dg:DiscourseNode"
 
 
 def _relation_property(relation: Relation) -> str:
@@ -213,7 +207,7 @@ def _relation_property(relation: Relation) -> str:
     if relation.label is None:
         return _TEXT_LINK
     core = vocabulary().relation_by_label(relation.label)
-    return _compact(core) if core is not None else _TEXT_LINK
+    return compact_iri(core, _PREFIXES) if core is not None else _TEXT_LINK
 
 
 _SLUG = re.compile(r"[^a-z0-9]+")

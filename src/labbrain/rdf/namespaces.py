@@ -10,6 +10,7 @@ texts.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from pyoxigraph import NamedNode
@@ -134,6 +135,16 @@ def graph_iri(name: str) -> str:
     if ":" in name:
         return name
     return dataset_graph(name)
+
+
+def compact_iri(iri: str, prefixes: Mapping[str, str]) -> str:
+    """``iri`` as ``prefix:local`` by the first of ``prefixes`` (prefix to namespace, in the
+    mapping's order) whose namespace ``iri`` starts with, else ``iri`` unchanged. The local
+    part is whatever follows the namespace, unchecked (empty for the namespace itself)."""
+    for prefix, namespace in prefixes.items():
+        if iri.startswith(namespace):
+            return f"{prefix}:{iri.removeprefix(namespace)}"
+    return iri
 
 
 def term(namespace: str, local: str) -> NamedNode:
