@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -79,6 +80,22 @@ def _imported(tmp_path: Path, store: Path, toolsets: str | None) -> set[str]:
     return set(names)
 
 
+def _imported_by_rich_console() -> set[str]:
+    """What importing rich's console imports, in the installed rich (rich 13 brings
+    rich.table with it; rich 14 does not), as the SDK's server imports that console anyway."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json, sys, rich.console; print(json.dumps(list(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(done.stdout))
+
+
 def _under(modules: set[str], package: str) -> set[str]:
     return {m for m in modules if m == package or m.startswith(f"{package}.")}
 
@@ -89,7 +106,10 @@ def test_the_default_server_imports_only_what_it_serves(tmp_path: Path) -> None:
         brain.load(str(SAMPLE))
     default = _imported(tmp_path, store, None)
     assert "labbrain.mcp.tools.discourse" in default and "labbrain.mcp.server" in default
+    own = _imported_by_rich_console()
     for package in NOT_BY_DEFAULT:
+        if package in own:
+            continue  # rich's console imports it itself in this version of rich
         assert not _under(default, package), f"{package} imported by the default server"
     # The same check sees them when the server offers them.
     every = _imported(tmp_path, store, "all")
