@@ -4,6 +4,7 @@ catches an upward import. (ruff, mypy and lint-imports themselves run in stage 0
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,17 +36,20 @@ def test_installed_resources_are_found_without_the_source_tree(tmp_path: Path) -
 
 
 def _lint_imports(work: Path, source: Path) -> subprocess.CompletedProcess[str]:
-    """lint-imports with the project's contracts over the package in ``source``."""
+    """lint-imports with the project's contracts over the package in ``source`` (its output
+    without colour codes, which some releases write even to a pipe)."""
     tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert tool is not None, "import-linter is installed with the test extra"
-    return subprocess.run(
-        [tool, "--no-cache", str(ROOT / "pyproject.toml")],
+    done = subprocess.run(
+        [tool, "--no-cache", "--config", str(ROOT / "pyproject.toml")],
         cwd=work,
         env={**os.environ, "PYTHONPATH": str(source)},
         capture_output=True,
         text=True,
         timeout=600,
     )
+    done.stdout = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)
+    return done
 
 
 def test_the_layers_contract_catches_an_upward_import(tmp_path: Path) -> None:

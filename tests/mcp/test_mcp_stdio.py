@@ -106,6 +106,8 @@ def npx() -> str:
 
 def _inspector(npx: str, store: Path, *method: str, toolsets: str | None = None) -> Any:
     env = ["-e", f"LABBRAIN_TOOLSETS={toolsets}"] if toolsets else []
+    # Bundles go beside the store, never into the home directory's bundle folder.
+    env += ["-e", f"LABBRAIN_BUNDLE_DIR={store.parent / 'bundles'}"]
     result = subprocess.run(
         [npx, "-y", INSPECTOR, "--cli", *env, LABBRAIN, "--store", str(store), "mcp", *method],
         capture_output=True,
@@ -156,6 +158,7 @@ ONE_OF_EACH = {
     "claims": ("list_propositions", [], "propositions"),
     "tasks": ("list_tasks", [], "tasks"),
     "semantic": ("embed_nodes", ["waitSeconds=0"], "taskId"),
+    "bundles": ("bundle_evidence", ["uid=u5gSj-de1", "name=evd-u5gsj"], "bundle"),
 }
 
 
@@ -175,6 +178,8 @@ def test_mcp_inspector_calls_a_tool_of_each_toolset(tmp_path: Path, npx: str, to
     )
     assert not called.get("isError"), called
     assert key in called["structuredContent"]
+    if toolset == "bundles":
+        assert (tmp_path / "bundles" / "evd-u5gsj" / "ro-crate-metadata.json").is_file()
 
 
 def test_second_server_on_a_busy_store_serves_read_only(tmp_path: Path) -> None:
