@@ -114,6 +114,25 @@ class JsonInput:
         return self.value
 
 
+def document_input(document: JsonObject, label: str) -> JsonInput:
+    """An export-shaped document a reader made, as a decoded JSON input for a load to take as
+    it is: its other members in their order, then ``@graph`` (its span recorded), as UTF-8."""
+    members = [
+        json.dumps(key) + ":" + json.dumps(value, ensure_ascii=False)
+        for key, value in document.items()
+        if key != "@graph"
+    ]
+    head = "{" + "".join(member + "," for member in members) + '"@graph":'
+    text = head + json.dumps(document["@graph"], ensure_ascii=False) + "}"
+    return JsonInput(
+        value=document,
+        text=text,
+        label=label,
+        spans={"@graph": (len(head), len(text) - 1)},
+        data=text.encode("utf-8"),
+    )
+
+
 def _syntax_error(label: str, err: json.JSONDecodeError) -> ExportFormatError:
     return ExportFormatError(
         label, f"invalid JSON: {err.msg}", f"line {err.lineno}, column {err.colno}"

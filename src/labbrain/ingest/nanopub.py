@@ -41,7 +41,6 @@ claiming one graph, quads in no nanopublication's graphs, a node title longer th
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from urllib.parse import quote, unquote
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, serialize
 
 from labbrain.errors import ExportFormatError, InputError
-from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput, parse_rdf
+from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput, document_input, parse_rdf
 from labbrain.rdf import nanopub as signatures
 from labbrain.rdf.namespaces import (
     CITO,
@@ -158,15 +157,7 @@ class NanopubRead:
     def json_input(self, label: str) -> JsonInput:
         """The document as a decoded JSON input (its bytes and the span of its ``@graph``),
         for a load to take as it is."""
-        head = '{"@context":' + json.dumps(self.document["@context"]) + ',"@graph":'
-        text = head + json.dumps(self.document["@graph"], ensure_ascii=False) + "}"
-        return JsonInput(
-            value=self.document,
-            text=text,
-            label=label,
-            spans={"@graph": (len(head), len(text) - 1)},
-            data=text.encode("utf-8"),
-        )
+        return document_input(self.document, label)
 
 
 # ------------------------------------------------------------------------------ recognising

@@ -46,7 +46,7 @@ from urllib.parse import quote
 import yaml
 
 from labbrain.errors import ExportFormatError, UnusablePath
-from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput
+from labbrain.ingest.jsonld import EXPORT_CONTEXT, JsonInput, document_input
 from labbrain.rdf.namespaces import LB, slugify
 
 #: The plugin's settings, under the vault's config folder.
@@ -123,21 +123,7 @@ class VaultRead:
     def json_input(self, label: str) -> JsonInput:
         """The document as a decoded JSON input (its bytes, and the span of its ``@graph``),
         for a load to take as it is instead of decoding the bytes again."""
-        head = (
-            '{"@context":'
-            + json.dumps(self.document["@context"], ensure_ascii=False)
-            + ',"@id":'
-            + json.dumps(self.document["@id"], ensure_ascii=False)
-            + ',"@graph":'
-        )
-        text = head + json.dumps(self.document["@graph"], ensure_ascii=False) + "}"
-        return JsonInput(
-            value=self.document,
-            text=text,
-            label=label,
-            spans={"@graph": (len(head), len(text) - 1)},
-            data=text.encode("utf-8"),
-        )
+        return document_input(self.document, label)
 
 
 @dataclass

@@ -122,18 +122,6 @@ class _Node:
     derived_from: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class _Relation:
-    graph: str
-    source: str
-    relation: str
-    label: str
-    core: str | None
-    destination: str
-    author: str | None
-    created: str | None
-
-
 @dataclass
 class PublishReport:
     """What a publication wrote: counts per outcome and the nanopublications' URIs."""
@@ -402,6 +390,14 @@ class _Edge:
     label: str
     core: str | None
     destination: str
+
+
+@dataclass(frozen=True)
+class _Relation(_Edge):
+    """A published relation: the edge, with who stated it and when (where known)."""
+
+    author: str | None
+    created: str | None
 
 
 def _edges(brain: LabBrain, graphs: list[str]) -> list[_Edge]:
